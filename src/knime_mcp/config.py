@@ -1,0 +1,259 @@
+"""How to reach an MCP server: a frozen, JSON-round-tripping description that never holds a secret.
+
+Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference. They are
+resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`, which the transport layer calls; a
+missing variable or credential fails fast with a :class:`ConfigError` naming it.
+
+    spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
+    ServerSpec.from_json(spec.to_json()) == spec
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
+
+from knime_mcp.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_TIMEOUTS",
+    "AuthKind",
+    "AuthRef",
+    "CredentialLookup",
+    "ServerSpec",
+    "Timeouts",
+    "TransportKind",
+    "expand_env",
+    "resolve_env",
+    "resolve_headers",
+]
+
+TransportKind = Literal["auto", "streamable-http", "sse", "stdio"]
+AuthKind = Literal["none", "bearer", "header", "basic"]
+
+CredentialLookup = Callable[[str], tuple[str, str]]
+"""Maps a credential name to ``(username, password)``; KNIME nodes wrap ``ctx.get_credentials``."""
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_WHOLE_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Timeouts:
+    """Seconds to wait; one object shared by the nodes, the CLI and the tests."""
+
+    connect: float = 30.0
+    """For opening the transport and the MCP handshake."""
+
+    call: float = 60.0
+    """For one tool call or listing page; a call past it is cancelled on the server too."""
+
+    def __post_init__(self) -> None:
+        if self.connect <= 0 or self.call <= 0:
+            raise ConfigError("Timeouts must be positive numbers of seconds.")
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthRef:
+    """Which authentication to send, and where its secret comes from (never the secret itself)."""
+
+    kind: AuthKind = "none"
+
+    credential: str | None = None
+    """Name of a KNIME credential: its password is the token or secret, its user name the basic-auth user."""
+
+    secret: str | None = None
+    """An environment reference ``${VAR}`` holding the token or password, as an alternative to a credential."""
+
+    username: str | None = None
+    """Basic-auth user name when the secret comes from ``secret``; may be a ``${VAR}`` reference."""
+
+    header: str | None = None
+    """Header name for ``kind="header"``, e.g. ``X-API-Key``."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in get_args(AuthKind):
+            raise ConfigError(f"Unknown authentication kind {self.kind!r}; use one of {', '.join(get_args(AuthKind))}.")
+        if self.kind == "none":
+            return
+        if (self.credential is None) == (self.secret is None):
+            raise ConfigError(
+                f"Authentication {self.kind!r} needs exactly one secret source.",
+                hint="Choose a KNIME credential, or give an environment reference such as ${API_TOKEN}.",
+            )
+        if self.secret is not None and not _WHOLE_ENV_REF.match(self.secret):
+            raise ConfigError(
+                "A secret must be an environment reference such as ${API_TOKEN}, not a value.",
+                hint="Store the secret in an environment variable or a KNIME credential; settings are saved in clear.",
+            )
+        if self.kind == "header" and not self.header:
+            raise ConfigError("Authentication 'header' needs a header name, e.g. X-API-Key.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSpec:
+    """Everything needed to (re)connect to one MCP server, in any process.
+
+    spec = ServerSpec(target="http://127.0.0.1:8000/mcp")
+    spec = ServerSpec(target="npx -y @modelcontextprotocol/server-memory", env={"TOKEN": "${TOKEN}"})
+    """
+
+    target: str
+    """An http(s) URL, or a command line that starts a stdio server."""
+
+    transport: TransportKind = "auto"
+    """``auto``: a URL ending in /sse is SSE, another URL tries Streamable HTTP then SSE, anything else is stdio."""
+
+    name: str | None = None
+    """Display name used in messages and tables; defaults to the URL (without credentials) or the command."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment for a stdio server; values may hold ``${VAR}`` references."""
+
+    cwd: str | None = None
+    """Working folder for a stdio server."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Extra HTTP headers; values may hold ``${VAR}`` references."""
+
+    auth: AuthRef = field(default_factory=AuthRef)
+
+    timeouts: Timeouts = DEFAULT_TIMEOUTS
+
+    def __post_init__(self) -> None:
+        if not self.target.strip():
+            raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
+        if self.transport not in get_args(TransportKind):
+            raise ConfigError(
+                f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}."
+            )
+        if self.is_url and urlsplit(self.target).password:
+            raise ConfigError(
+                "The server URL contains a password.",
+                hint="Remove it from the URL and use basic authentication with a KNIME credential instead.",
+            )
+        if self.transport in ("streamable-http", "sse") and not self.is_url:
+            raise ConfigError(f"Transport {self.transport!r} needs an http(s) URL, got a command line.")
+        object.__setattr__(self, "env", dict(self.env))
+        object.__setattr__(self, "headers", dict(self.headers))
+
+    @property
+    def is_url(self) -> bool:
+        return self.target.startswith(("http://", "https://"))
+
+    @property
+    def command(self) -> list[str]:
+        """The stdio command line, split like a POSIX shell would."""
+        return shlex.split(self.target)
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.is_url:
+            parts = urlsplit(self.target)
+            host = parts.hostname or ""
+            port = f":{parts.port}" if parts.port else ""
+            return f"{parts.scheme}://{host}{port}{parts.path}"
+        return self.target
+
+    def __hash__(self) -> int:
+        return hash(self.to_json())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerSpec) and self.to_json() == other.to_json()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ServerSpec:
+        values = dict(data)
+        values["auth"] = AuthRef(**values.get("auth") or {})
+        values["timeouts"] = Timeouts(**values.get("timeouts") or {})
+        return cls(**values)
+
+    @classmethod
+    def from_json(cls, text: str) -> ServerSpec:
+        return cls.from_dict(json.loads(text))
+
+
+def expand_env(value: str, *, server: str | None = None) -> str:
+    """Replace every ``${VAR}`` in ``value``; a missing variable is a ConfigError naming it."""
+
+    def lookup(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ConfigError(
+                f"Environment variable {name} is not set.",
+                server=server,
+                hint=f"Set {name} in the environment of KNIME or of this command.",
+            )
+        return os.environ[name]
+
+    return _ENV_REF.sub(lookup, value)
+
+
+def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
+    if lookup is None:
+        raise ConfigError(
+            f"Credential {name!r} cannot be read here.",
+            server=server,
+            hint="Use an environment reference such as ${API_TOKEN} outside KNIME.",
+        )
+    try:
+        username, password = lookup(name)
+    except (KeyError, RuntimeError) as exc:
+        raise ConfigError(
+            f"Credential {name!r} is not available.",
+            server=server,
+            hint="Connect a credentials flow variable with that name to the node.",
+        ) from exc
+    if not password:
+        raise ConfigError(f"Credential {name!r} has an empty password.", server=server)
+    return username, password
+
+
+def _secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
+    """The ``(username, secret)`` pair of an auth reference, resolved now."""
+    if auth.credential is not None:
+        return _credential(auth.credential, lookup, server)
+    username = expand_env(auth.username or "", server=server)
+    return username, expand_env(auth.secret or "", server=server)
+
+
+def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = None) -> dict[str, str]:
+    """The HTTP headers to send, with references resolved; the result must never be logged."""
+    server = spec.display_name
+    headers = {name: expand_env(value, server=server) for name, value in spec.headers.items()}
+    auth = spec.auth
+    if auth.kind == "none":
+        return headers
+    username, secret = _secret(auth, credentials, server)
+    match auth.kind:
+        case "bearer":
+            headers["Authorization"] = f"Bearer {secret}"
+        case "header":
+            headers[auth.header or ""] = secret
+        case "basic":
+            token = base64.b64encode(f"{username}:{secret}".encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
+    return headers
+
+
+def resolve_env(spec: ServerSpec) -> dict[str, str]:
+    """The extra environment of a stdio server, with references resolved."""
+    return {name: expand_env(value, server=spec.display_name) for name, value in spec.env.items()}

@@ -1,0 +1,193 @@
+"""The exception tree of knime-mcp, and the one seam that translates foreign errors into it.
+
+    McpToolError                 exit code 1 (anything not more specific)
+    ├── UsageError               exit code 2 (the CLI's words are off)
+    ├── ConfigError              exit code 3 (a bad setting, a missing ${VAR} or credential)
+    ├── ServerConnectError       exit code 3 (refused, unknown host, not an MCP server, timeout, died)
+    │   └── ServerAuthError      exit code 3 (401/403)
+    └── ToolError                exit code 4 (the tool ran and failed, or never answered)
+        ├── ToolTimeoutError
+        └── ToolCallError        (isError results, invalid arguments, unknown tools)
+
+KNIME and the CLI show only ``str(exc)``, so ``__str__`` carries the message, the server's display name and a hint.
+A display name never holds a URL's userinfo, and no message here ever holds a secret value.
+"""
+
+from __future__ import annotations
+
+import errno
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import ClassVar
+
+import anyio
+import httpx2
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+__all__ = [
+    "ConfigError",
+    "McpToolError",
+    "ServerAuthError",
+    "ServerConnectError",
+    "ToolCallError",
+    "ToolError",
+    "ToolTimeoutError",
+    "UsageError",
+    "translate_errors",
+]
+
+
+class McpToolError(Exception):
+    """Base of every error knime-mcp raises on purpose."""
+
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, *, server: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.server = server
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.server:
+            text += f" [server: {self.server}]"
+        if self.hint:
+            text += f" Hint: {self.hint}"
+        return text
+
+
+class UsageError(McpToolError):
+    exit_code = 2
+
+
+class ConfigError(McpToolError):
+    exit_code = 3
+
+
+class ServerConnectError(McpToolError):
+    exit_code = 3
+
+
+class ServerAuthError(ServerConnectError):
+    pass
+
+
+class ToolError(McpToolError):
+    exit_code = 4
+
+
+class ToolTimeoutError(ToolError):
+    pass
+
+
+class ToolCallError(ToolError):
+    pass
+
+
+_CONNECT_HINT = "Check that the server is running and that the URL or command is right."
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception: anyio task groups wrap transport failures in ExceptionGroups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _from_status(status: int, server: str) -> McpToolError:
+    if status in (401, 403):
+        return ServerAuthError(
+            f"The server refused the credentials (HTTP {status}).",
+            server=server,
+            hint="Set the authentication (bearer token, header or basic) and check that the credential is valid.",
+        )
+    if status in (400, 404, 405, 406, 415):
+        return ServerConnectError(
+            f"The server answered HTTP {status}: this URL does not speak MCP.",
+            server=server,
+            hint="Check the endpoint path (often /mcp for Streamable HTTP, /sse for SSE) and the transport setting.",
+        )
+    return ServerConnectError(f"The server answered HTTP {status}.", server=server, hint=_CONNECT_HINT)
+
+
+def translate(exc: BaseException, server: str, *, http_status: int | None = None) -> McpToolError:
+    """Map one foreign exception to the most specific knime-mcp error.
+
+    ``http_status`` is the HTTP error seen on the connection, when the SDK has turned it into a JSON-RPC error.
+    """
+    leaf = _leaf(exc)
+    if http_status is not None and not isinstance(leaf, McpToolError):
+        return _from_status(http_status, server)
+    match leaf:
+        case McpToolError():
+            return leaf
+        case httpx2.HTTPStatusError():
+            return _from_status(leaf.response.status_code, server)
+        case httpx2.ConnectTimeout() | httpx2.PoolTimeout():
+            return ServerConnectError(
+                "Timed out connecting to the server.", server=server, hint=_CONNECT_HINT
+            )
+        case httpx2.TimeoutException():
+            return ServerConnectError(
+                "The server did not answer in time.",
+                server=server,
+                hint="Raise the connect timeout, or check that the server is responsive.",
+            )
+        case httpx2.ConnectError() if "Name or service not known" in str(leaf) or "nodename" in str(leaf):
+            return ServerConnectError("The server's host name could not be resolved.", server=server, hint=_CONNECT_HINT)
+        case httpx2.ConnectError():
+            return ServerConnectError(f"Could not connect: {leaf}.", server=server, hint=_CONNECT_HINT)
+        case httpx2.TransportError():
+            return ServerConnectError(f"The connection failed: {leaf}.", server=server, hint=_CONNECT_HINT)
+        case ssl.SSLError():
+            return ServerConnectError(f"TLS failed: {leaf}.", server=server, hint="Check the server's certificate.")
+        case FileNotFoundError() | PermissionError():
+            return ServerConnectError(
+                f"Could not start the server command: {leaf.strerror or leaf}.",
+                server=server,
+                hint="Check that the command is installed and on PATH, or give its full path.",
+            )
+        case OSError() if leaf.errno in (errno.ECONNREFUSED, errno.ECONNRESET, errno.EPIPE):
+            return ServerConnectError(f"The connection failed: {leaf.strerror}.", server=server, hint=_CONNECT_HINT)
+        case MCPError() if leaf.error.code == CONNECTION_CLOSED:
+            return ServerConnectError(
+                "The server closed the connection.",
+                server=server,
+                hint="The server may have crashed or exited; check its log.",
+            )
+        case MCPError() if leaf.error.code == REQUEST_TIMEOUT:
+            return ToolTimeoutError("The server did not answer in time.", server=server)
+        case MCPError():
+            return ToolCallError(f"The server answered with an error: {leaf.error.message}", server=server)
+        case TimeoutError():
+            return ServerConnectError("The server did not answer in time.", server=server, hint=_CONNECT_HINT)
+        case anyio.ClosedResourceError() | anyio.BrokenResourceError() | anyio.EndOfStream():
+            return ServerConnectError(
+                "The server closed the connection.",
+                server=server,
+                hint="The server may have crashed or exited; check its log.",
+            )
+        case _:
+            return ServerConnectError(
+                f"Unexpected failure talking to the server: {type(leaf).__name__}: {leaf}",
+                server=server,
+                hint=_CONNECT_HINT,
+            )
+
+
+@contextmanager
+def translate_errors(server: str) -> Iterator[None]:
+    """Re-raise SDK, httpx2, anyio and OS errors as knime-mcp errors; cancellation passes through."""
+    try:
+        yield
+    except McpToolError:
+        raise
+    except anyio.get_cancelled_exc_class():
+        raise
+    except (Exception, BaseExceptionGroup) as exc:
+        if isinstance(exc, BaseExceptionGroup) and exc.subgroup(anyio.get_cancelled_exc_class()) is not None:
+            raise
+        raise translate(exc, server) from exc

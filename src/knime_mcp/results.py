@@ -1,0 +1,129 @@
+"""ToolResult: a tool call's outcome as this project's own value, mapped exhaustively from the SDK's content blocks.
+
+Every content kind the protocol defines has a part type here, so nothing a server returns is dropped silently.
+Binary data stays base64 text exactly as it arrived; :attr:`ImagePart.bytes` decodes on demand.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, assert_never
+
+import mcp_types
+
+__all__ = [
+    "AudioPart",
+    "ContentPart",
+    "ImagePart",
+    "ResourceLinkPart",
+    "ResourcePart",
+    "TextPart",
+    "ToolResult",
+]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    data: str
+    """Base64, as the server sent it."""
+    mime_type: str
+    type: Literal["image"] = "image"
+
+    @property
+    def bytes(self) -> bytes:
+        return base64.b64decode(self.data)
+
+
+@dataclass(frozen=True)
+class AudioPart:
+    data: str
+    mime_type: str
+    type: Literal["audio"] = "audio"
+
+
+@dataclass(frozen=True)
+class ResourceLinkPart:
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+    type: Literal["resource_link"] = "resource_link"
+
+
+@dataclass(frozen=True)
+class ResourcePart:
+    """An embedded resource: its text, or its binary contents as base64."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    type: Literal["resource"] = "resource"
+
+
+ContentPart = TextPart | ImagePart | AudioPart | ResourceLinkPart | ResourcePart
+
+
+def _part(block: mcp_types.ContentBlock) -> ContentPart:
+    match block:
+        case mcp_types.TextContent():
+            return TextPart(block.text)
+        case mcp_types.ImageContent():
+            return ImagePart(block.data, block.mime_type)
+        case mcp_types.AudioContent():
+            return AudioPart(block.data, block.mime_type)
+        case mcp_types.ResourceLink():
+            return ResourceLinkPart(str(block.uri), block.name, block.description, block.mime_type)
+        case mcp_types.EmbeddedResource():
+            contents = block.resource
+            match contents:
+                case mcp_types.TextResourceContents():
+                    return ResourcePart(str(contents.uri), contents.mime_type, text=contents.text)
+                case mcp_types.BlobResourceContents():
+                    return ResourcePart(str(contents.uri), contents.mime_type, blob=contents.blob)
+                case _:
+                    assert_never(contents)
+        case _:
+            assert_never(block)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returned: content parts, optional structured content, and whether it is an error."""
+
+    content: tuple[ContentPart, ...] = ()
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+
+    @classmethod
+    def from_sdk(cls, result: mcp_types.CallToolResult) -> ToolResult:
+        return cls(
+            content=tuple(_part(block) for block in result.content),
+            structured=result.structured_content,
+            is_error=bool(result.is_error),
+        )
+
+    @property
+    def text(self) -> str:
+        """All text parts and embedded text resources joined by newlines."""
+        texts = [p.text for p in self.content if isinstance(p, TextPart | ResourcePart) and p.text is not None]
+        return "\n".join(texts)
+
+    @property
+    def images(self) -> list[ImagePart]:
+        return [p for p in self.content if isinstance(p, ImagePart)]
+
+    def to_dict(self) -> dict[str, Any]:
+        parts = [{k: v for k, v in vars(p).items() if v is not None} for p in self.content]
+        return {"content": parts, "structured": self.structured, "is_error": self.is_error}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)

@@ -1,0 +1,130 @@
+"""The synchronous facade: KNIME nodes and plain scripts call the async core through one background event loop.
+
+Each operation is written once, in async; this module only forwards. :func:`run_sync` runs one coroutine function
+(a whole node execution) and cancels it when ``cancelled()`` turns true, which is how KNIME's cancel button reaches
+calls in flight. :class:`SyncMcpClient` keeps one loop and one session for its whole lifetime.
+
+    with SyncMcpClient(ServerSpec(target="http://127.0.0.1:8000/mcp")) as client:
+        print(client.call_tool("echo", {"text": "hi"}).text)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
+from functools import partial
+from types import TracebackType
+from typing import Any, TypeVar
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from knime_mcp.client import McpClient
+from knime_mcp.errors import McpToolError
+from knime_mcp.results import ToolResult
+from knime_mcp.tool import MCPTool
+
+__all__ = ["CancelledByUser", "ProgressCallback", "SyncMcpClient", "run_sync"]
+
+T = TypeVar("T")
+
+_POLL_SECONDS = 0.1
+
+
+class CancelledByUser(McpToolError):
+    """The user cancelled the run; calls in flight were cancelled too."""
+
+    def __init__(self) -> None:
+        super().__init__("Execution was cancelled.")
+
+
+ProgressCallback = Callable[[float, str], None]
+
+
+class _LatestProgress:
+    """Keeps the newest progress report from the loop thread for the caller's thread to forward."""
+
+    def __init__(self) -> None:
+        self._value: tuple[float, str] | None = None
+
+    def __call__(self, fraction: float, message: str) -> None:
+        self._value = (fraction, message)
+
+    def take(self) -> tuple[float, str] | None:
+        value, self._value = self._value, None
+        return value
+
+
+def run_sync(
+    func: Callable[..., Awaitable[T]],
+    *args: Any,
+    cancelled: Callable[[], bool] | None = None,
+    progress: ProgressCallback | None = None,
+    **kwargs: Any,
+) -> T:
+    """Run ``func(*args, **kwargs)`` on a fresh event loop in a background thread and return its result.
+
+    ``cancelled`` and ``progress`` are called only in the caller's thread (KNIME's context is not meant to be
+    used from others): ``cancelled`` is polled ten times a second, and once true the work is cancelled and
+    :class:`CancelledByUser` raised; ``func`` receives a ``progress`` keyword whose newest report is forwarded.
+    """
+    latest = _LatestProgress()
+    if progress is not None:
+        kwargs["progress"] = latest
+    with start_blocking_portal() as portal:
+        future = portal.start_task_soon(partial(func, *args, **kwargs))
+        while True:
+            try:
+                return future.result(timeout=_POLL_SECONDS)
+            except concurrent.futures.TimeoutError:
+                pass
+            except concurrent.futures.CancelledError:
+                raise CancelledByUser() from None
+            finally:
+                if progress is not None and (report := latest.take()) is not None:
+                    progress(*report)
+            if cancelled is not None and cancelled():
+                future.cancel()
+
+
+class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
+    """A blocking :class:`McpClient`: one event loop thread and one session for the client's lifetime."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._client = McpClient(*args, **kwargs)
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._session_cm: AbstractContextManager[McpClient] | None = None
+
+    def __enter__(self) -> SyncMcpClient:
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        try:
+            self._session_cm = self._portal.wrap_async_context_manager(self._client)
+            self._session_cm.__enter__()
+        except BaseException as exc:
+            self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._portal_cm is not None and self._session_cm is not None
+        try:
+            self._session_cm.__exit__(exc_type, exc, tb)
+        finally:
+            self._portal_cm.__exit__(exc_type, exc, tb)
+
+    def _call(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        if self._portal is None:
+            raise RuntimeError("Open the SyncMcpClient with 'with' before using it.")
+        return self._portal.call(partial(func, *args, **kwargs))
+
+    def list_tools(self) -> list[MCPTool]:
+        return self._call(self._client.list_tools)
+
+    def call_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> ToolResult:
+        return self._call(self._client.call_tool, tool_name, arguments, timeout=timeout)

@@ -1,0 +1,154 @@
+"""The transport layer: turns a ServerSpec into the SDK's (read, write) streams. Only this module knows about URLs,
+commands and the ``auto`` choice; the client above it sees streams, never sockets or processes.
+
+Every HTTP session borrows one connection pool (:class:`HttpPool`): creating an SDK HTTP client with its own TLS
+context costs tens of milliseconds, a client over a shared transport costs microseconds.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import IO, Literal
+
+import httpx2
+from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError
+
+__all__ = ["ConcreteTransport", "Diagnostics", "HttpPool", "candidate_transports", "open_transport"]
+
+ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
+
+FALLBACK_STATUSES = frozenset({400, 404, 405})
+"""Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE."""
+
+
+def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
+    """The transports to try, in order, for the spec's transport setting."""
+    match spec.transport:
+        case "auto" if not spec.is_url:
+            return ("stdio",)
+        case "auto" if spec.target.split("?")[0].rstrip("/").endswith("/sse"):
+            return ("sse",)
+        case "auto":
+            return ("streamable-http", "sse")
+        case kind:
+            return (kind,)
+
+
+class _BorrowedTransport(httpx2.AsyncBaseTransport):
+    """Delegates to the pool's transport; closing a borrowing client leaves the pool open."""
+
+    def __init__(self, shared: httpx2.AsyncBaseTransport) -> None:
+        self._shared = shared
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return await self._shared.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class HttpPool:
+    """One connection pool for every HTTP session of a run; whoever creates it closes it."""
+
+    def __init__(self) -> None:
+        self._transport = httpx2.AsyncHTTPTransport()
+
+    def client(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+        *,
+        diagnostics: Diagnostics | None = None,
+    ) -> httpx2.AsyncClient:
+        """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
+        hooks = {"response": [diagnostics.record_response]} if diagnostics else {}
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout,
+            auth=auth,
+            event_hooks=hooks,
+            transport=_BorrowedTransport(self._transport),
+        )
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+
+class Diagnostics:
+    """What a connection attempt left behind for its error message: a stdio server's stderr, the last HTTP error.
+
+    The SDK turns HTTP statuses into generic JSON-RPC errors, so a response hook keeps the status itself.
+    """
+
+    def __init__(self) -> None:
+        self.stderr: IO[str] = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self.http_status: int | None = None
+
+    async def record_response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.http_status = response.status_code
+
+    def stderr_tail(self, lines: int = 8) -> str:
+        self.stderr.flush()
+        self.stderr.seek(0)
+        text = self.stderr.read()[-4000:]
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def close(self) -> None:
+        self.stderr.close()
+
+
+def _http_timeout(spec: ServerSpec) -> httpx2.Timeout:
+    # Reads stay unbounded here: a call's own timeout (in the session) bounds each request, and SSE streams idle.
+    return httpx2.Timeout(spec.timeouts.connect, read=None)
+
+
+@asynccontextmanager
+async def open_transport(
+    spec: ServerSpec,
+    kind: ConcreteTransport,
+    *,
+    headers: dict[str, str],
+    env: dict[str, str],
+    pool: HttpPool,
+    diagnostics: Diagnostics,
+) -> AsyncIterator[TransportStreams]:
+    """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored."""
+    match kind:
+        case "stdio":
+            command = spec.command
+            if not command:
+                raise ConfigError("The stdio command line is empty.", server=spec.display_name)
+            params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
+            async with stdio_client(params, errlog=diagnostics.stderr) as streams:
+                yield streams
+        case "streamable-http":
+            async with (
+                pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics) as http,
+                streamable_http_client(spec.target, http_client=http) as streams,
+            ):
+                yield streams
+        case "sse":
+            async with sse_client(
+                spec.target,
+                headers=headers,
+                timeout=spec.timeouts.connect,
+                sse_read_timeout=_SSE_IDLE_SECONDS,
+                httpx_client_factory=partial(pool.client, diagnostics=diagnostics),
+            ) as streams:
+                yield streams
+
+
+_SSE_IDLE_SECONDS = 3600.0
+"""How long an SSE stream may stay silent; long-running tools keep it idle between events."""
+
