@@ -33,15 +33,13 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["HOST", "build_server", "main"]
+__all__ = ["HOST", "build_server", "listening_socket", "main", "serve_http"]
 
 HOST = "127.0.0.1"
 """Loopback only: the demo server is never reachable from another machine."""
 
-TransportName = Literal["stdio", "sse", "streamable-http"]
 TemperatureUnit = Literal["celsius", "fahrenheit", "kelvin"]
 
-_ENDPOINT_PATHS: dict[str, str] = {"streamable-http": "/mcp", "sse": "/sse"}
 _GRACEFUL_SHUTDOWN_SECONDS = 2
 """A call in progress (a long `sleep`, say) holds its request open; shutdown stops waiting for it after this long."""
 
@@ -207,10 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.transport == "stdio":
         _handle_stop_signals(_exit_now)
         anyio.run(server.run_stdio_async)
-        return 0
-    _handle_stop_signals(_raise_shutdown)
-    with contextlib.suppress(_Shutdown):
-        _serve_http(server, args.transport, args.port)
+    elif args.transport == "streamable-http":
+        serve_http(server.streamable_http_app(host=HOST), "/mcp", port=args.port)
+    else:
+        serve_http(server.sse_app(host=HOST), "/sse", port=args.port)
     return 0
 
 
@@ -229,28 +227,28 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _serve_http(server: MCPServer, transport: TransportName, port: int) -> None:
-    """Serve over HTTP from a socket bound here, so the port is known before uvicorn starts."""
+def serve_http(app: ASGIApp, path: str, *, port: int = 0, name: str = "knime-mcp demo server") -> None:
+    """Serve an ASGI app on 127.0.0.1 until SIGTERM or SIGINT, after printing `<name> listening on <url>` to stdout.
+
+    The socket is bound here, before uvicorn starts, so the printed URL carries the real port even for `port=0`.
+    The test suite's variant servers (pagination, auth, SSE only) start through this too, to bind and stop alike.
+    """
     import uvicorn
 
-    path = _ENDPOINT_PATHS[transport]
-    if transport == "streamable-http":
-        app = server.streamable_http_app(host=HOST)
-    else:
-        app = _one_response(server.sse_app(host=HOST))
-    sock = _listening_socket(port)
+    _handle_stop_signals(_raise_shutdown)
+    sock = listening_socket(port)
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS
+        _one_response(app), log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS
     )
-    print(f"knime-mcp demo server listening on http://{HOST}:{sock.getsockname()[1]}{path}", flush=True)
-    with sock:
+    print(f"{name} listening on http://{HOST}:{sock.getsockname()[1]}{path}", flush=True)
+    with sock, contextlib.suppress(_Shutdown):
         uvicorn.Server(config).run(sockets=[sock])
 
 
 def _one_response(app: ASGIApp) -> ASGIApp:
     """Let the app send one complete response per request.
 
-    The SDK's SSE endpoint sends an empty `Response()` after its event stream ends. When uvicorn stops an open stream
+    The SDK's SSE endpoint (`MCPServer.sse_app`) sends an empty `Response()` after its event stream ends. When uvicorn stops an open stream
     at shutdown, the stream lacks its final chunk, so that second response would be logged as an ASGI error and the
     client would read a truncated body. Here the second response becomes the first one's missing end instead.
     """
@@ -274,11 +272,11 @@ def _one_response(app: ASGIApp) -> ASGIApp:
     return guarded
 
 
-def _listening_socket(port: int) -> socket.socket:
-    """A loopback listener created with its protocol number.
+def listening_socket(port: int = 0) -> socket.socket:
+    """A TCP listener on 127.0.0.1, created with its protocol number; the test suite's plain servers use it too.
 
     asyncio sets TCP_NODELAY only on connections whose socket says IPPROTO_TCP; without it, Nagle's algorithm holds
-    back each small SSE reply for about 40 ms.
+    back each small SSE reply for about 40 ms. Whoever accepts connections by hand must set TCP_NODELAY on them.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:

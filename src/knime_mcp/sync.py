@@ -11,12 +11,14 @@ calls in flight. :class:`SyncMcpClient` keeps one loop and one session for its w
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
+import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from knime_mcp.client import McpClient
@@ -24,7 +26,7 @@ from knime_mcp.errors import McpToolError
 from knime_mcp.results import ToolResult
 from knime_mcp.tool import MCPTool
 
-__all__ = ["CancelledByUser", "ProgressCallback", "SyncMcpClient", "run_sync"]
+__all__ = ["CallerThread", "CancelledByUser", "ProgressCallback", "SyncMcpClient", "run_sync"]
 
 T = TypeVar("T")
 
@@ -55,11 +57,36 @@ class _LatestProgress:
         return value
 
 
+class CallerThread:
+    """Runs blocking functions in the thread that called :func:`run_sync`, for APIs bound to it (KNIME's
+    execution context runs workflow tools); the event loop awaits them without blocking other calls."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((partial(func, *args), future))
+        return await anyio.to_thread.run_sync(future.result)
+
+    def _serve_pending(self) -> None:
+        while True:
+            try:
+                job, future = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the awaiting task, which decides
+                future.set_exception(exc)
+
+
 def run_sync(
     func: Callable[..., Awaitable[T]],
     *args: Any,
     cancelled: Callable[[], bool] | None = None,
     progress: ProgressCallback | None = None,
+    caller_thread: CallerThread | None = None,
     **kwargs: Any,
 ) -> T:
     """Run ``func(*args, **kwargs)`` on a fresh event loop in a background thread and return its result.
@@ -67,6 +94,7 @@ def run_sync(
     ``cancelled`` and ``progress`` are called only in the caller's thread (KNIME's context is not meant to be
     used from others): ``cancelled`` is polled ten times a second, and once true the work is cancelled and
     :class:`CancelledByUser` raised; ``func`` receives a ``progress`` keyword whose newest report is forwarded.
+    Jobs sent to ``caller_thread`` run here, between polls.
     """
     latest = _LatestProgress()
     if progress is not None:
@@ -83,6 +111,8 @@ def run_sync(
             finally:
                 if progress is not None and (report := latest.take()) is not None:
                     progress(*report)
+            if caller_thread is not None:
+                caller_thread._serve_pending()
             if cancelled is not None and cancelled():
                 future.cancel()
 

@@ -1,0 +1,21 @@
+"""knime-mcp's KNIME extension module: the category and the nodes, nothing else.
+
+KNIME imports this file by name (knime.yml: extension_module) with its folder on sys.path.
+"""
+
+import knime.extension as knext
+
+from nodes import CATEGORY
+
+_PARENT, _, _LEVEL = CATEGORY.rpartition("/")
+knext.category(
+    path=_PARENT,
+    level_id=_LEVEL,
+    name="MCP",
+    description="Model Context Protocol tools for KNIME workflows and agents.",
+    icon="icons/category.png",
+)
+
+from nodes.provider import MCPToolProvider  # noqa: E402  (nodes are declared after their category)
+
+__all__ = ["MCPToolProvider"]

@@ -1,0 +1,3 @@
+from knime_mcp.cli import run
+
+run()

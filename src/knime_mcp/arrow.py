@@ -1,0 +1,332 @@
+"""The table forms of MCPTool: an Arrow extension column, and the JSON column KNIME tables hold.
+
+Sits at the edge between the core's :class:`MCPTool` values and tables: the provider writes the tools table, the
+caller, the agent and the CLI read it back. Both forms have the same columns (:data:`COLUMNS`): the tool itself in
+"MCP Tool", then flat columns for people to read (notes joined by new lines, the server by its display name).
+
+- Arrow (:func:`tools_to_arrow`): "MCP Tool" is the registered extension type :class:`MCPToolType`, a struct with
+  schemas as JSON text. It survives IPC streams and Parquet in any process that imported this module, and
+  ``table.to_pandas()`` turns it into a column of MCPTool objects.
+- KNIME (:func:`tools_to_frame`): a pure-Python extension cannot add a column type, so "MCP Tool" holds each tool's
+  ``to_json()`` as a string.
+
+Conversion is column-wise (one list per field, no per-row Arrow scalars): a provider lists thousands of tools.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError
+from knime_mcp.tool import MCPTool, ToolAnnotations
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "COLUMNS",
+    "EXTENSION_NAME",
+    "TOOL_COLUMN",
+    "MCPToolArray",
+    "MCPToolScalar",
+    "MCPToolType",
+    "register_mcp_tool_type",
+    "tools_from_arrow",
+    "tools_from_frame",
+    "tools_to_arrow",
+    "tools_to_frame",
+    "write_tools",
+]
+
+EXTENSION_NAME = "knime_mcp.mcp_tool"
+TOOL_COLUMN = "MCP Tool"
+
+_STORAGE = pa.struct(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("tool_name", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("description", pa.string(), nullable=False),
+        pa.field("input_schema", pa.string(), nullable=False),
+        pa.field("parameter_schema", pa.string(), nullable=False),
+        pa.field("output_schema", pa.string()),
+        pa.field("read_only", pa.bool_(), nullable=False),
+        pa.field("destructive", pa.bool_(), nullable=False),
+        pa.field("idempotent", pa.bool_(), nullable=False),
+        pa.field("open_world", pa.bool_(), nullable=False),
+        pa.field("server", pa.string(), nullable=False),
+        pa.field("notes", pa.list_(pa.string()), nullable=False),
+    ]
+)
+"""The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
+
+_BOOL_KEYS = frozenset(field.name for field in _STORAGE if field.type == pa.bool_())
+
+_FLAT: tuple[tuple[str, str], ...] = (
+    ("Name", "name"),
+    ("Title", "title"),
+    ("Description", "description"),
+    ("Input Schema", "input_schema"),
+    ("Output Schema", "output_schema"),
+    ("Read-only", "read_only"),
+    ("Destructive", "destructive"),
+    ("Idempotent", "idempotent"),
+    ("Open-world", "open_world"),
+    ("Server", "server_name"),
+    ("Notes", "notes_text"),
+)
+"""The readable columns after "MCP Tool": (column name, key of the encoded lists)."""
+
+COLUMNS: tuple[str, ...] = (TOOL_COLUMN, *(column for column, _ in _FLAT))
+"""The column names of a tools table, in order, in both forms."""
+
+_NOT_TOOLS_HINT = "Connect the MCP Tool Provider's output table, or choose the column that holds its MCP tools."
+
+
+class MCPToolType(pa.ExtensionType):
+    """The Arrow type of a column of MCP tools."""
+
+    def __init__(self) -> None:
+        super().__init__(_STORAGE, EXTENSION_NAME)
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return b""
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> MCPToolType:
+        return cls()
+
+    def __arrow_ext_class__(self) -> type[MCPToolArray]:
+        return MCPToolArray
+
+    def __arrow_ext_scalar_class__(self) -> type[MCPToolScalar]:
+        return MCPToolScalar
+
+    def to_pandas_dtype(self) -> Any:
+        return _pandas_dtype()()
+
+
+class MCPToolArray(pa.ExtensionArray):
+    """A chunk of an "MCP Tool" column."""
+
+    def to_tools(self) -> list[MCPTool]:
+        return _decode_struct(self.storage, TOOL_COLUMN)
+
+
+class MCPToolScalar(pa.ExtensionScalar):
+    """One cell of an "MCP Tool" column; ``as_py()`` is the MCPTool."""
+
+    def as_py(self, **kwargs: Any) -> MCPTool | None:
+        if self.value is None:
+            return None
+        row = self.value.as_py()
+        return _decode({key: [value] for key, value in row.items()})[0]
+
+
+def register_mcp_tool_type() -> None:
+    """Register the extension type with pyarrow, replacing an earlier registration (a module reload's)."""
+    try:
+        pa.unregister_extension_type(EXTENSION_NAME)
+    except KeyError:
+        pass  # Nothing registered yet: the usual case.
+    pa.register_extension_type(MCPToolType())
+
+
+register_mcp_tool_type()
+
+
+@cache
+def _pandas_dtype() -> type:
+    """A pandas dtype whose arrays become object columns of MCPTool; pandas is imported on first conversion."""
+    import numpy as np
+    import pandas as pd
+
+    class MCPToolDtype(pd.api.extensions.ExtensionDtype):
+        name = EXTENSION_NAME
+        type = MCPTool
+
+        @classmethod
+        def construct_array_type(cls) -> type:
+            return pd.arrays.NumpyExtensionArray
+
+        def __from_arrow__(self, array: pa.Array | pa.ChunkedArray) -> Any:
+            cells = np.empty(len(array), dtype=object)
+            cells[:] = _tools_of(array, TOOL_COLUMN)
+            return pd.arrays.NumpyExtensionArray(cells)
+
+    return MCPToolDtype
+
+
+def tools_to_arrow(tools: Iterable[MCPTool]) -> pa.Table:
+    """The provider's tools table in Arrow form.
+
+    table = tools_to_arrow(tools)
+    assert tools_from_arrow(table) == tools
+    """
+    encoded = _encode(list(tools))
+    arrays = {field.name: pa.array(encoded[field.name], type=field.type) for field in _STORAGE}
+    storage = pa.StructArray.from_arrays(list(arrays.values()), fields=list(_STORAGE))
+    flat = [arrays[key] if key in arrays else pa.array(encoded[key], type=pa.string()) for _, key in _FLAT]
+    return pa.Table.from_arrays([pa.ExtensionArray.from_storage(MCPToolType(), storage), *flat], names=list(COLUMNS))
+
+
+def write_tools(tools: Iterable[MCPTool], path: str | os.PathLike[str], fmt: Literal["arrow", "parquet"]) -> None:
+    """Write the Arrow tools table to an Arrow IPC file or a Parquet file (for the CLI)."""
+    table = tools_to_arrow(tools)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    else:
+        with pa.OSFile(os.fspath(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+
+
+def tools_from_arrow(table: pa.Table, column: str = TOOL_COLUMN) -> list[MCPTool]:
+    """The tools of an Arrow table's ``column``: the extension type, its bare struct (read without this module
+    imported), or JSON text (a KNIME table's column)."""
+    if column not in table.column_names:
+        raise _not_tools(column, "the table has no such column")
+    return _tools_of(table.column(column), column)
+
+
+def tools_to_frame(tools: Iterable[MCPTool]) -> pd.DataFrame:
+    """The provider's tools table in KNIME form: "MCP Tool" holds JSON strings, flags are booleans."""
+    import pandas as pd
+
+    tools = list(tools)
+    encoded = _encode(tools)
+    data = {TOOL_COLUMN: pd.Series([tool.to_json() for tool in tools], dtype=object)}
+    for column, key in _FLAT:
+        data[column] = pd.Series(encoded[key], dtype=bool if key in _BOOL_KEYS else object)
+    return pd.DataFrame(data)
+
+
+def tools_from_frame(frame: pd.DataFrame, column: str = TOOL_COLUMN) -> list[MCPTool]:
+    """The tools of a pandas ``column`` holding JSON strings (KNIME) or MCPTool objects (Arrow's ``to_pandas``)."""
+    if column not in frame.columns:
+        raise _not_tools(column, "the table has no such column")
+    return _tools_from_cells(frame[column].tolist(), column, [str(label) for label in frame.index])
+
+
+def _tools_of(data: pa.Array | pa.ChunkedArray, column: str) -> list[MCPTool]:
+    chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
+    tools: list[MCPTool] = []
+    offset = 0
+    for chunk in chunks:
+        kind = chunk.type
+        if isinstance(kind, pa.ExtensionType) and kind.extension_name == EXTENSION_NAME:
+            tools += _decode_struct(chunk.storage, column, offset)
+        elif kind == _STORAGE:
+            tools += _decode_struct(chunk, column, offset)
+        elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            labels = [str(row) for row in range(offset, offset + len(chunk))]
+            tools += _tools_from_cells(chunk.to_pylist(), column, labels)
+        else:
+            raise _not_tools(column, f"it is of type {kind}")
+        offset += len(chunk)
+    return tools
+
+
+def _not_tools(column: str, reason: str) -> ConfigError:
+    return ConfigError(f"Column {column!r} does not hold MCP tools: {reason}.", hint=_NOT_TOOLS_HINT)
+
+
+def _tools_from_cells(cells: Sequence[Any], column: str, labels: Sequence[str]) -> list[MCPTool]:
+    tools = []
+    for cell, label in zip(cells, labels, strict=True):
+        if isinstance(cell, MCPTool):
+            tools.append(cell)
+            continue
+        try:
+            tools.append(MCPTool.from_json(cell))
+        except (TypeError, ValueError, KeyError, AttributeError, ConfigError) as exc:
+            missing = cell is None or (isinstance(cell, float) and math.isnan(cell))
+            shown = "a missing value" if missing else repr(str(cell)[:40])
+            raise _not_tools(column, f"row {label} holds {shown}") from exc
+    return tools
+
+
+def _encode(tools: Sequence[MCPTool]) -> dict[str, list[Any]]:
+    """One list per struct field and flat column; each distinct server is serialised once."""
+    server_json: dict[int, str] = {}
+    server_name: dict[int, str] = {}
+    for tool in tools:
+        if id(tool.server) not in server_json:
+            server_json[id(tool.server)] = tool.server.to_json()
+            server_name[id(tool.server)] = tool.server.display_name
+    input_json = [_dumps(tool.input_schema) for tool in tools]
+    return {
+        "name": [tool.name for tool in tools],
+        "tool_name": [tool.tool_name for tool in tools],
+        "title": [tool.title for tool in tools],
+        "description": [tool.description for tool in tools],
+        "input_schema": input_json,
+        "parameter_schema": [
+            text if tool.parameter_schema is tool.input_schema or tool.parameter_schema == tool.input_schema
+            else _dumps(tool.parameter_schema)
+            for tool, text in zip(tools, input_json, strict=True)
+        ],
+        "output_schema": [None if tool.output_schema is None else _dumps(tool.output_schema) for tool in tools],
+        "read_only": [tool.annotations.read_only for tool in tools],
+        "destructive": [tool.annotations.destructive for tool in tools],
+        "idempotent": [tool.annotations.idempotent for tool in tools],
+        "open_world": [tool.annotations.open_world for tool in tools],
+        "server": [server_json[id(tool.server)] for tool in tools],
+        "notes": [list(tool.notes) for tool in tools],
+        "server_name": [server_name[id(tool.server)] for tool in tools],
+        "notes_text": ["\n".join(tool.notes) for tool in tools],
+    }
+
+
+def _dumps(schema: Any) -> str:
+    return json.dumps(schema, separators=(",", ":"))
+
+
+def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> list[MCPTool]:
+    if storage.null_count:
+        row = offset + storage.is_null().to_pylist().index(True)
+        raise _not_tools(column, f"row {row} holds a missing value")
+    return _decode({field.name: array.to_pylist() for field, array in zip(_STORAGE, storage.flatten(), strict=True)})
+
+
+def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
+    """Tools from one list per struct field; schemas that were written once are parsed once."""
+    servers: dict[str, ServerSpec] = {}
+    annotations: dict[tuple[bool, bool, bool, bool], ToolAnnotations] = {}
+    loads = json.loads
+    tools = []
+    for name, tool_name, title, description, input_text, parameter_text, output_text, *flags, server, notes in zip(
+        *(columns[field.name] for field in _STORAGE), strict=True
+    ):
+        flags_key = tuple(flags)
+        if flags_key not in annotations:
+            annotations[flags_key] = ToolAnnotations(
+                read_only=flags[0], destructive=flags[1], idempotent=flags[2], open_world=flags[3]
+            )
+        if server not in servers:
+            servers[server] = ServerSpec.from_json(server)
+        input_schema = loads(input_text)
+        tools.append(
+            MCPTool(
+                name=name,
+                tool_name=tool_name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                parameter_schema=input_schema if parameter_text == input_text else loads(parameter_text),
+                output_schema=None if output_text is None else loads(output_text),
+                annotations=annotations[flags_key],
+                server=servers[server],
+                notes=tuple(notes),
+            )
+        )
+    return tools

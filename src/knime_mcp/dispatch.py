@@ -1,0 +1,194 @@
+"""The dispatcher every node shares: one tool call in, one :class:`CallOutcome` out, never an exception.
+
+It validates arguments against the tool's input schema, calls MCP tools over the run's :class:`ClientPool` (one
+session per server) or runs a :class:`LocalTool` (a KNIME workflow tool), retries only calls that are safe to
+repeat, and writes a :class:`CallRecord` for the tool-call log. Whether a failed call stops the run is the caller's
+policy (the agent's and the Tool Caller's "fail" setting), decided in one place: :meth:`CallOutcome.raise_for_error`.
+
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool).call(tool, {"text": "hi"})
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from knime_mcp.client import ClientPool
+from knime_mcp.errors import McpToolError, ServerConnectError, ToolCallError, ToolError, ToolTimeoutError
+from knime_mcp.results import ToolResult
+from knime_mcp.schema import validate_arguments
+from knime_mcp.tool import MCPTool
+
+__all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
+
+CallStatus = Literal["ok", "tool_error", "invalid_arguments", "timeout", "connection_error", "failed"]
+
+_SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
+REDACTED = "***"
+
+
+def redact(value: Any) -> Any:
+    """A copy of call arguments with the values of secret-looking keys replaced, for logs and tables."""
+    if isinstance(value, Mapping):
+        return {k: REDACTED if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalTool:
+    """A tool that runs in this process rather than on an MCP server: a KNIME workflow tool, for instance."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[dict[str, Any]], Awaitable[ToolResult]]
+    kind: str = "workflow"
+
+    @property
+    def parameter_schema(self) -> dict[str, Any]:
+        return self.input_schema
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """Retries for calls that are safe to repeat (read-only or idempotent tools) after transient failures."""
+
+    attempts: int = 1
+    """Total attempts including the first; 1 means no retry."""
+
+    initial_wait: float = 0.5
+    max_wait: float = 10.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallRecord:
+    """One row of the tool-call log; arguments are redacted, errors carry no secrets."""
+
+    tool: str
+    kind: str
+    server: str | None
+    arguments: dict[str, Any]
+    status: CallStatus
+    error: str | None
+    duration_ms: float
+    result_size: int
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "arguments": json.dumps(self.arguments, ensure_ascii=False, default=str)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallOutcome:
+    result: ToolResult | None
+    record: CallRecord
+    error: McpToolError | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status == "ok"
+
+    def raise_for_error(self) -> None:
+        """Fail-fast policy: turn a failed call into its error."""
+        if self.error is not None:
+            raise self.error
+        if self.result is not None and self.result.is_error:
+            raise ToolCallError(f"Tool {self.record.tool!r} reported an error: {self.result.text}", server=self.record.server)
+
+
+def _status(error: McpToolError) -> CallStatus:
+    match error:
+        case ToolTimeoutError():
+            return "timeout"
+        case ServerConnectError():
+            return "connection_error"
+        case ToolError():
+            return "tool_error"
+        case _:
+            return "failed"
+
+
+def _retryable(error: BaseException) -> bool:
+    return isinstance(error, ToolTimeoutError | ServerConnectError)
+
+
+class Dispatcher:
+    """Runs tool calls for one run; safe to use from many tasks at once."""
+
+    def __init__(self, pool: ClientPool, *, timeout: float | None = None, retry: RetryPolicy | None = None) -> None:
+        self._pool = pool
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+
+    async def call(self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]) -> CallOutcome:
+        started = time.perf_counter()
+        attempts = 0
+        result: ToolResult | None = None
+        error: McpToolError | None = None
+        status: CallStatus = "ok"
+        problems = validate_arguments(tool, arguments)
+        if problems:
+            status = "invalid_arguments"
+            error = ToolCallError(
+                f"Invalid arguments for tool {tool.name!r}: {'; '.join(problems)}",
+                hint="Call the tool again with arguments that match its input schema.",
+            )
+        else:
+            try:
+                result, attempts = await self._invoke(tool, dict(arguments))
+            except McpToolError as exc:
+                error, status = exc, _status(exc)
+                attempts = getattr(exc, "attempts", 1)
+            if result is not None and result.is_error:
+                status = "tool_error"
+        record = CallRecord(
+            tool=tool.name,
+            kind="mcp" if isinstance(tool, MCPTool) else tool.kind,
+            server=tool.server.display_name if isinstance(tool, MCPTool) else None,
+            arguments=redact(dict(arguments)),
+            status=status,
+            error=str(error) if error else (result.text if result is not None and result.is_error else None),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            result_size=len(result.to_json()) if result is not None else 0,
+            attempts=max(attempts, 1),
+        )
+        return CallOutcome(result=result, record=record, error=error)
+
+    async def _invoke(self, tool: MCPTool | LocalTool, arguments: dict[str, Any]) -> tuple[ToolResult, int]:
+        if isinstance(tool, LocalTool):
+            return await tool.run(arguments), 1
+        attempts = self._retry.attempts if tool.annotations.retry_safe else 1
+        if attempts <= 1:
+            client = await self._pool.client(tool.server)
+            return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout), 1
+        return await self._invoke_with_retries(tool, arguments, attempts)
+
+    async def _invoke_with_retries(
+        self, tool: MCPTool, arguments: dict[str, Any], attempts: int
+    ) -> tuple[ToolResult, int]:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=wait_random_exponential(multiplier=self._retry.initial_wait, max=self._retry.max_wait),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        number = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    number = attempt.retry_state.attempt_number
+                    client = await self._pool.client(tool.server)
+                    return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout), number
+        except McpToolError as exc:
+            exc.attempts = number  # type: ignore[attr-defined]
+            raise
+        raise AssertionError("tenacity ended without a result or an error")

@@ -1,0 +1,67 @@
+"""The MCP Tool Provider's behaviour: connect, list every tool, shape the list, and report what shaping left out.
+
+The node, the CLI and Python users call :func:`list_server_tools`; it knows nothing of KNIME or Arrow.
+
+    listing = await list_server_tools(ServerSpec(target="http://127.0.0.1:8000/mcp"), prefix="demo")
+    listing.tools, listing.notes
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from knime_mcp.client import McpClient
+from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.schema import SchemaMode, shape_schemas
+from knime_mcp.sync import ProgressCallback
+from knime_mcp.tool import MCPTool
+from knime_mcp.toolset import ensure_unique, filter_tools, prefix_tools, sanitize_names
+
+__all__ = ["ToolListing", "list_server_tools", "shape_tools"]
+
+
+@dataclass(frozen=True)
+class ToolListing:
+    tools: list[MCPTool]
+    """The tools offered, in the server's order, with unique names."""
+
+    notes: list[str]
+    """Every tool left out and parameter dropped, for a node warning and the CLI."""
+
+
+def shape_tools(
+    tools: list[MCPTool],
+    *,
+    include: str | None = None,
+    exclude: str | None = None,
+    prefix: str = "",
+    schema_mode: SchemaMode = "full",
+) -> ToolListing:
+    """Filter by name, apply the schema mode, prefix, and make names model-safe and unique, in that order."""
+    shaped = shape_schemas(filter_tools(tools, include, exclude), schema_mode)
+    named = ensure_unique(sanitize_names(prefix_tools(shaped.tools, prefix)))
+    notes = list(shaped.notes) + [f"{tool.name}: {note}" for tool in named for note in tool.notes]
+    return ToolListing(named, notes)
+
+
+async def list_server_tools(
+    spec: ServerSpec,
+    *,
+    include: str | None = None,
+    exclude: str | None = None,
+    prefix: str = "",
+    schema_mode: SchemaMode = "full",
+    credentials: CredentialLookup | None = None,
+    progress: ProgressCallback | None = None,
+) -> ToolListing:
+    """Connect to one server, list all its tools (every page), and shape them for a table or a model."""
+    if progress is not None:
+        progress(0.1, f"Connecting to {spec.display_name}")
+    async with McpClient(spec, credentials=credentials) as client:
+        if progress is not None:
+            progress(0.5, "Listing tools")
+        tools = await client.list_tools()
+    listing = shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode)
+    if progress is not None:
+        progress(1.0, f"{len(listing.tools)} tools")
+    return listing

@@ -1,0 +1,139 @@
+"""Parameter groups shared by the nodes, and their translation into the core's ServerSpec.
+
+Settings hold no secret: authentication names a KNIME credential (its password is read at execution time), and
+header or environment values may only reference secrets as ``${VAR}``.
+"""
+
+from __future__ import annotations
+
+import knime.extension as knext
+
+from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, CredentialLookup, ServerSpec, Timeouts
+from knime_mcp.errors import ConfigError
+
+
+class TransportOptions(knext.EnumParameterOptions):
+    AUTO = ("Auto", "A URL ending in /sse uses SSE; another URL tries Streamable HTTP, then SSE; else stdio.")
+    STREAMABLE_HTTP = ("Streamable HTTP", "The current MCP HTTP transport.")
+    SSE = ("SSE", "The older HTTP + Server-Sent Events transport.")
+    STDIO = ("stdio", "Start the server as a local process and talk over its standard input and output.")
+
+
+_TRANSPORTS = {"AUTO": "auto", "STREAMABLE_HTTP": "streamable-http", "SSE": "sse", "STDIO": "stdio"}
+
+
+class AuthOptions(knext.EnumParameterOptions):
+    NONE = ("None", "Send no credentials.")
+    BEARER = ("Bearer token", "Send the credential's password as 'Authorization: Bearer …'.")
+    HEADER = ("Custom header", "Send the credential's password in a header of your choice, e.g. X-API-Key.")
+    BASIC = ("Basic", "Send the credential's user name and password with HTTP basic authentication.")
+
+
+def _credential_names(ctx: knext.DialogCreationContext) -> list[str]:
+    return ctx.get_credential_names()
+
+
+@knext.parameter_group(label="MCP server")
+class ServerSettings:
+    """Which MCP server to connect to, and how."""
+
+    server = knext.StringParameter(
+        "Server",
+        "An http(s) URL of an MCP server (e.g. http://localhost:8000/mcp), or a command line that starts a stdio "
+        "server (e.g. npx -y @modelcontextprotocol/server-memory).",
+        "",
+    )
+    transport = knext.EnumParameter(
+        "Transport", "How to talk to the server.", TransportOptions.AUTO.name, TransportOptions
+    )
+    headers = knext.MultilineStringParameter(
+        "Extra HTTP headers",
+        "One 'Name: value' per line. Write secrets as ${VARIABLE} environment references, never as values.",
+        "",
+        is_advanced=True,
+    )
+    environment = knext.MultilineStringParameter(
+        "Environment (stdio)",
+        "One NAME=value per line for a stdio server; values may reference ${VARIABLE}s.",
+        "",
+        is_advanced=True,
+    )
+
+
+@knext.parameter_group(label="Authentication")
+class AuthSettings:
+    """Credentials for HTTP servers, always taken from a KNIME credentials flow variable."""
+
+    kind = knext.EnumParameter("Authentication", "What to send to the server.", AuthOptions.NONE.name, AuthOptions)
+    credential = knext.StringParameter(
+        "Credential",
+        "The credentials flow variable that holds the secret (password field) and, for basic, the user name.",
+        "",
+        choices=_credential_names,
+    ).rule(knext.OneOf(kind, [AuthOptions.NONE.name]), knext.Effect.HIDE)
+    header = knext.StringParameter("Header name", "The header for 'Custom header', e.g. X-API-Key.", "").rule(
+        knext.OneOf(kind, [AuthOptions.HEADER.name]), knext.Effect.SHOW
+    )
+
+
+@knext.parameter_group(label="Timeouts")
+class TimeoutSettings:
+    connect = knext.DoubleParameter(
+        "Connect timeout (s)", "Seconds to wait for the connection and handshake.", DEFAULT_TIMEOUTS.connect,
+        min_value=0.1,
+    )
+    call = knext.DoubleParameter(
+        "Call timeout (s)",
+        "Seconds to wait for one tool call; a slower call is cancelled on the server.",
+        DEFAULT_TIMEOUTS.call,
+        min_value=0.1,
+    )
+
+
+def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        name, found, value = line.partition(separator)
+        if not found or not name.strip():
+            raise ConfigError(f"Line {number} of '{setting}' is not of the form NAME{separator}value.")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings) -> ServerSpec:
+    """The core's description of the server; raises ConfigError for settings that cannot work."""
+    kind = {"NONE": "none", "BEARER": "bearer", "HEADER": "header", "BASIC": "basic"}[auth.kind]
+    if kind != "none" and not auth.credential:
+        raise ConfigError("Choose the credential that holds the secret for the authentication.")
+    return ServerSpec(
+        target=server.server.strip(),
+        transport=_TRANSPORTS[server.transport],  # type: ignore[arg-type]
+        headers=_lines(server.headers, ":", "Extra HTTP headers"),
+        env=_lines(server.environment, "=", "Environment (stdio)"),
+        auth=AuthRef(kind=kind, credential=auth.credential or None, header=auth.header or None)  # type: ignore[arg-type]
+        if kind != "none"
+        else AuthRef(),
+        timeouts=Timeouts(connect=timeouts.connect, call=timeouts.call),
+    )
+
+
+def credential_lookup(ctx: knext.ConfigurationContext) -> CredentialLookup:
+    """Reads a credential flow variable at connect time, so no secret is kept in settings or specs."""
+
+    def lookup(name: str) -> tuple[str, str]:
+        credential = ctx.get_credentials(name)
+        return credential.username, credential.password
+
+    return lookup
+
+
+def check_credential(ctx: knext.ConfigurationContext, auth: AuthSettings) -> None:
+    """Fail in configure when the chosen credential is not connected (the dialog lists only connected ones)."""
+    if auth.kind != AuthOptions.NONE.name and auth.credential not in ctx.get_credential_names():
+        raise ConfigError(
+            f"Credential {auth.credential!r} is not available.",
+            hint="Connect a credentials flow variable with that name, or choose another credential.",
+        )
+

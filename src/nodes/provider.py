@@ -1,0 +1,105 @@
+"""MCP Tool Provider: a source node that lists an MCP server's tools as a table."""
+
+from __future__ import annotations
+
+import knime.extension as knext
+
+from nodes import CATEGORY
+from nodes._errors import knime_errors
+from nodes._settings import (
+    AuthSettings,
+    ServerSettings,
+    TimeoutSettings,
+    check_credential,
+    credential_lookup,
+    server_spec,
+)
+
+
+class SchemaModeOptions(knext.EnumParameterOptions):
+    FULL = ("Full", "Offer every parameter: nested objects, arrays, enums, unions and references.")
+    SIMPLE = (
+        "Simple",
+        "Offer only string, number, integer and boolean parameters (for models that handle nothing else): "
+        "optional complex parameters are dropped, tools with a required one are left out, and both are noted.",
+    )
+
+
+@knext.parameter_group(label="Tool selection")
+class SelectionSettings:
+    include = knext.StringParameter("Include (regex)", "Keep only tools whose name matches this expression.", "")
+    exclude = knext.StringParameter("Exclude (regex)", "Drop tools whose name matches this expression.", "")
+    prefix = knext.StringParameter(
+        "Name prefix",
+        "Prefix for every tool name, so that tools of several servers stay apart (e.g. github → github_search).",
+        "",
+    )
+    schema_mode = knext.EnumParameter(
+        "Schema mode", "What the parameter schemas offered to a model may contain.", SchemaModeOptions.FULL.name,
+        SchemaModeOptions,
+    )
+
+
+def _output_schema() -> knext.Schema:
+    columns = [
+        ("MCP Tool", knext.string()),
+        ("Name", knext.string()),
+        ("Title", knext.string()),
+        ("Description", knext.string()),
+        ("Input Schema", knext.string()),
+        ("Output Schema", knext.string()),
+        ("Read-only", knext.bool_()),
+        ("Destructive", knext.bool_()),
+        ("Idempotent", knext.bool_()),
+        ("Open-world", knext.bool_()),
+        ("Server", knext.string()),
+        ("Notes", knext.string()),
+    ]
+    return knext.Schema.from_columns([knext.Column(ktype, name) for name, ktype in columns])
+
+
+@knext.node("MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY)
+@knext.output_table("Tools", "One row per tool of the server, with its MCP Tool value for agent and caller nodes.")
+class MCPToolProvider:
+    """Lists the tools of an MCP server as a table.
+
+    Connects to a Model Context Protocol server over Streamable HTTP, SSE or stdio, lists all of its tools
+    (following pagination) and outputs one row per tool. Connect the table to the **Agent Prompter** to offer
+    the tools to a model, or to the **MCP Tool Caller** to call a tool for every row of a table.
+
+    The *MCP Tool* column holds each tool as JSON (a pure-Python extension cannot add a column type), including
+    how to reach its server again; it never holds a secret. Tools left out and parameters dropped by the schema
+    mode are listed in the *Notes* column and in the node's warning.
+    """
+
+    server = ServerSettings()
+    auth = AuthSettings()
+    timeouts = TimeoutSettings()
+    selection = SelectionSettings()
+
+    def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
+        with knime_errors():
+            server_spec(self.server, self.auth, self.timeouts)
+        return _output_schema()
+
+    def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
+        from knime_mcp.arrow import tools_to_frame
+        from knime_mcp.provider import list_server_tools
+        from knime_mcp.sync import run_sync
+
+        with knime_errors():
+            check_credential(ctx, self.auth)
+            listing = run_sync(
+                list_server_tools,
+                server_spec(self.server, self.auth, self.timeouts),
+                include=self.selection.include,
+                exclude=self.selection.exclude,
+                prefix=self.selection.prefix,
+                schema_mode=self.selection.schema_mode.lower(),
+                credentials=credential_lookup(ctx),
+                cancelled=ctx.is_canceled,
+                progress=ctx.set_progress,
+            )
+        if listing.notes:
+            ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
+        return knext.Table.from_pandas(tools_to_frame(listing.tools))

@@ -1,0 +1,13 @@
+"""Test set-up: the KNIME API, the real one when importable, else the headless host.
+
+The server fixtures are plugins named in pyproject.toml (fixtures.python_servers, fixtures.npm_servers)."""
+
+from __future__ import annotations
+
+import knext_bootstrap  # noqa: F401  (must come first: installs the knext backends before nodes are imported)
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
