@@ -301,7 +301,7 @@ def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> lis
 def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
     """Tools from one list per struct field; schemas that were written once are parsed once."""
     servers: dict[str, ServerSpec] = {}
-    annotations: dict[tuple[bool, bool, bool, bool], ToolAnnotations] = {}
+    annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
     loads = json.loads
     tools = []
     for name, tool_name, title, description, input_text, parameter_text, output_text, *flags, server, notes in zip(

@@ -119,6 +119,13 @@ class McpClient:
                 with anyio.fail_after(self.spec.timeouts.connect):
                     self._session = await task_group.start(self._run_session, kind, headers, env, pool, diagnostics)
             except TimeoutError as exc:
+                if diagnostics.malformed:
+                    raise ServerConnectError(
+                        f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
+                        server=self.server,
+                        hint="A stdio server must write only JSON-RPC to stdout (logs belong on stderr); "
+                        "check the command and the transport setting.",
+                    ) from exc
                 raise ServerConnectError(
                     f"No MCP handshake within the connect timeout of {self.spec.timeouts.connect:g} s.",
                     server=self.server,
@@ -168,6 +175,7 @@ class McpClient:
                 read_timeout_seconds=self.spec.timeouts.call,
                 cache=None,
                 client_info=_CLIENT_INFO,
+                message_handler=diagnostics.record_message,
             ) as session:
                 task_status.started(session)
                 started = True

@@ -14,7 +14,6 @@ demo server listening on http://127.0.0.1:PORT/mcp` (or `/sse`), tells the paren
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import socket
@@ -231,18 +230,19 @@ def serve_http(app: ASGIApp, path: str, *, port: int = 0, name: str = "knime-mcp
     """Serve an ASGI app on 127.0.0.1 until SIGTERM or SIGINT, after printing `<name> listening on <url>` to stdout.
 
     The socket is bound here, before uvicorn starts, so the printed URL carries the real port even for `port=0`.
-    The test suite's variant servers (pagination, auth, SSE only) start through this too, to bind and stop alike.
+    uvicorn's own graceful-exit handler takes the signals from the start, so a signal that arrives before uvicorn
+    is up still ends the process cleanly. The test suite's variant servers start through this too.
     """
     import uvicorn
 
-    _handle_stop_signals(_raise_shutdown)
-    sock = listening_socket(port)
     config = uvicorn.Config(
         _one_response(app), log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS
     )
-    print(f"{name} listening on http://{HOST}:{sock.getsockname()[1]}{path}", flush=True)
-    with sock, contextlib.suppress(_Shutdown):
-        uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    _handle_stop_signals(server.handle_exit)
+    with listening_socket(port) as sock:
+        print(f"{name} listening on http://{HOST}:{sock.getsockname()[1]}{path}", flush=True)
+        server.run(sockets=[sock])
 
 
 def _one_response(app: ASGIApp) -> ASGIApp:
@@ -289,18 +289,9 @@ def listening_socket(port: int = 0) -> socket.socket:
     return sock
 
 
-class _Shutdown(BaseException):
-    """Raised by the signal handler; a BaseException so that no `except Exception` on the way swallows it."""
-
-
 def _handle_stop_signals(handler: Callable[[int, FrameType | None], None]) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
-
-
-def _raise_shutdown(signum: int, frame: FrameType | None) -> None:
-    """HTTP: uvicorn replaces this handler while serving, shuts down gracefully, then re-raises the signal here."""
-    raise _Shutdown
 
 
 def _exit_now(signum: int, frame: FrameType | None) -> None:

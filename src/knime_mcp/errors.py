@@ -180,14 +180,13 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
 
 @contextmanager
 def translate_errors(server: str) -> Iterator[None]:
-    """Re-raise SDK, httpx2, anyio and OS errors as knime-mcp errors; cancellation passes through."""
+    """Re-raise SDK, httpx2, anyio and OS errors as knime-mcp errors.
+
+    Cancellation passes through: it is a BaseException, and so is any exception group holding one.
+    """
     try:
         yield
     except McpToolError:
         raise
-    except anyio.get_cancelled_exc_class():
-        raise
-    except (Exception, BaseExceptionGroup) as exc:
-        if isinstance(exc, BaseExceptionGroup) and exc.subgroup(anyio.get_cancelled_exc_class()) is not None:
-            raise
+    except Exception as exc:
         raise translate(exc, server) from exc

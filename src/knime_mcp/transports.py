@@ -14,6 +14,7 @@ from functools import partial
 from typing import IO, Literal
 
 import httpx2
+from pydantic import ValidationError
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -93,10 +94,19 @@ class Diagnostics:
     def __init__(self) -> None:
         self.stderr: IO[str] = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self.http_status: int | None = None
+        self.malformed: str | None = None
+        """The first message that was not valid JSON-RPC, shortened."""
 
     async def record_response(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
             self.http_status = response.status_code
+
+    async def record_message(self, message: object) -> None:
+        """The SDK's message handler: it hands over frames it could not parse as exceptions."""
+        if isinstance(message, Exception) and self.malformed is None:
+            errors = message.errors() if isinstance(message, ValidationError) else []
+            received = errors[0].get("input") if errors else None
+            self.malformed = f"received {str(received)[:80]!r}" if received is not None else type(message).__name__
 
     def stderr_tail(self, lines: int = 8) -> str:
         self.stderr.flush()

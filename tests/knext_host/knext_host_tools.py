@@ -41,12 +41,16 @@ class NodeCanceled(Exception):
 def source_table(
     data: pd.DataFrame | pa.Table | knext.Table | knext.BatchOutputTable, batch_size: int | None = None
 ) -> knext.Table:
-    """An ``execute`` input built from ``data``; ``batch_size`` defaults to one batch (a BatchOutputTable keeps its own)."""
+    """An ``execute`` input built from ``data``, in one batch unless ``batch_size`` says otherwise.
+
+    A ``BatchOutputTable`` keeps its batches. An empty table has no batches at all (the strictest reading).
+    """
     import pandas as pd
     import pyarrow as pa
 
     if isinstance(data, knext.BatchOutputTable):
-        arrow = pa.concat_tables(data._batches) if data._batches else pa.table({_table._ROW_ID: pa.array([], pa.string())})
+        empty = pa.table({_table._ROW_ID: pa.array([], pa.string())})
+        arrow = pa.concat_tables(data._batches) if data._batches else empty
         batch_size = data._batches[0].num_rows if data._batches else None
     elif isinstance(data, knext.Table):
         arrow = data._data
@@ -118,17 +122,20 @@ def _incoming_spec(port: knext.Port, spec: Any) -> Any:
     if port.type == _TABLE:
         assert isinstance(spec, knext.Schema), f"Expected a Schema for table port '{port.name}', got {type(spec)}"
         return _with_metadata(spec)
-    return _transfer_spec(_incoming_type(port, knext.nodes.get_port_type_for_spec_type, type(spec)), spec)
+    return _transfer_spec(_incoming_type(port, type(spec)), spec)
 
 
-def _incoming_type(port: knext.Port, lookup: Any, key: Any) -> knext.PortType:
+def _incoming_type(port: knext.Port, spec_class: type) -> knext.PortType:
+    """KNIME accepts only port types registered in this extension that are sub-types of the port's type."""
     try:
-        incoming = lookup(key)
+        incoming = nodes.get_port_type_for_spec_type(spec_class)
     except KeyError:
-        raise knext.InvalidParametersError(f"The provided input is unknown and therefore incompatible with '{port.name}'.") from None
-    if not port.type.is_super_type_of(incoming):  # type: ignore[union-attr]
+        message = f"The provided input is unknown and therefore incompatible with '{port.name}'."
+        raise knext.InvalidParametersError(message) from None
+    expected: knext.PortType = port.type  # type: ignore[assignment]
+    if not expected.is_super_type_of(incoming):
         raise knext.InvalidParametersError(
-            f"The provided input port type {incoming.name} must be the same or a sub-type of {port.type.name}."  # type: ignore[union-attr]
+            f"The provided input port type {incoming.name} must be the same or a sub-type of {expected.name}."
         )
     return incoming
 
@@ -165,7 +172,7 @@ def _incoming_object(port: knext.Port, value: Any) -> Any:
         if not isinstance(value, (knext.Table, knext.BatchOutputTable, pd.DataFrame)):
             raise TypeError(f"Table port '{port.name}' needs a table, got {type(value)}")
         return source_table(value)
-    incoming = _incoming_type(port, knext.nodes.get_port_type_for_spec_type, type(value.spec))
+    incoming = _incoming_type(port, type(value.spec))
     return _transfer_object(incoming, port, value)
 
 
@@ -174,7 +181,9 @@ def _outgoing_object(port: knext.Port, value: Any) -> Any:
         return None
     if port.type == _TABLE:
         if not isinstance(value, (knext.Table, knext.BatchOutputTable)):
-            raise TypeError(f"Object for port {port} should be of type Table or BatchOutputTable, but got {type(value)}")
+            raise TypeError(
+                f"Object for port {port} should be of type Table or BatchOutputTable, but got {type(value)}"
+            )
         return source_table(value)
     return _transfer_object(port.type, port, value)  # type: ignore[arg-type]
 

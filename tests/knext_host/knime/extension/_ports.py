@@ -101,7 +101,9 @@ class _HostNodeBackend:
 
     def register_port_type(self, name: str, object_class: type, spec_class: type, id: str | None) -> PortType:
         if object_class in self._by_object_class:
-            raise ValueError(f"There is already a port type with the provided object class '{object_class}' registered.")
+            raise ValueError(
+                f"There is already a port type with the provided object class '{object_class}' registered."
+            )
         if spec_class in self._by_spec_class:
             raise ValueError(f"There is already a port type with the provided spec class '{spec_class}' registered.")
         if id is None:

@@ -256,6 +256,8 @@ def _pandas_target_type(dtype: pa.DataType, unsupported: Exception) -> pa.DataTy
         return pa.string()
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         return pa.list_(_pandas_target_type(dtype.value_type, unsupported))
+    if pa.types.is_temporal(dtype):
+        raise ValueError(f"{dtype} columns need KNIME's date and time types, which this headless host lacks")
     raise unsupported
 
 

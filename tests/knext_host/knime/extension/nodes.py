@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from knime.extension import parameter as _parameter
 from knime.extension._contexts import (
     ConfigurationContext,
     Credential,
@@ -35,6 +34,7 @@ from knime.extension._ports import (
     has_port_type_for_id,
     port_type,
 )
+from knime.extension._params import _BaseParameter
 from knime.extension._schema import _ColumnarView
 
 __all__ = [
@@ -151,7 +151,7 @@ def node(
 
         def port_injector(*args: Any, **kwargs: Any) -> Any:
             instance = node_class(*args, **kwargs)
-            if any(isinstance(v, _parameter._BaseParameter) for v in vars(instance).values()):
+            if any(isinstance(v, _BaseParameter) for v in vars(instance).values()):
                 raise AttributeError(
                     "Only parameter group composition is allowed at the node-level. Individual parameters need to "
                     "be moved out of the node's `__init__` method and be either defined at the class-level or "

@@ -25,7 +25,6 @@ from knime.extension._params import (
     OneOf,
     Or,
     StringParameter,
-    _BaseParameter,
     set_extension_version,
 )
 from knime.extension.version import Version

@@ -12,10 +12,14 @@ these contexts (that works with the real ktest too); call ``super().set_progress
 
 from __future__ import annotations
 
-from typing import Any
-
 from knime.extension import _ports, _table
-from knime.extension._contexts import ConfigurationContext, Credential, ExecutionContext, _checked_progress, _FlowVariables
+from knime.extension._contexts import (
+    ConfigurationContext,
+    Credential,
+    ExecutionContext,
+    _checked_progress,
+    _FlowVariables,
+)
 
 _NOT_AVAILABLE = "Not implemented for testing"
 
@@ -58,7 +62,7 @@ class TestingExecutionContext(_TestingContext, ExecutionContext):
         raise RuntimeError(_NOT_AVAILABLE)
 
 
-def _install_backends() -> Any:
+def _install_backends() -> None:
     if _table._backend is None:
         _table._backend = _table._HostTableBackend()
     if _ports._backend is None:

@@ -1,0 +1,103 @@
+"""knime-mcp: Model Context Protocol tools for KNIME, as a pure-Python core usable without KNIME.
+
+The public API lives here; modules behind it are free to move. Importing the package is cheap: names whose modules
+pull in pyarrow, pandas, jsonschema or langchain load on first use (PEP 562).
+
+    from knime_mcp import McpClient, ServerSpec
+    async with McpClient(ServerSpec(target="http://127.0.0.1:8000/mcp")) as client:
+        print(await client.list_tools())
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "AuthRef",
+    "CallOutcome",
+    "CallRecord",
+    "ClientPool",
+    "ConfigError",
+    "Dispatcher",
+    "LocalTool",
+    "MCPTool",
+    "McpClient",
+    "McpToolError",
+    "RetryPolicy",
+    "ServerAuthError",
+    "ServerConnectError",
+    "ServerSpec",
+    "SyncMcpClient",
+    "Timeouts",
+    "ToolAnnotations",
+    "ToolCallError",
+    "ToolError",
+    "ToolListing",
+    "ToolResult",
+    "ToolTimeoutError",
+    "list_server_tools",
+    "run_sync",
+    "tools_from_arrow",
+    "tools_to_arrow",
+]
+
+_LOCATIONS = {
+    "AuthRef": "config",
+    "ServerSpec": "config",
+    "Timeouts": "config",
+    "ConfigError": "errors",
+    "McpToolError": "errors",
+    "ServerAuthError": "errors",
+    "ServerConnectError": "errors",
+    "ToolCallError": "errors",
+    "ToolError": "errors",
+    "ToolTimeoutError": "errors",
+    "ClientPool": "client",
+    "McpClient": "client",
+    "SyncMcpClient": "sync",
+    "run_sync": "sync",
+    "MCPTool": "tool",
+    "ToolAnnotations": "tool",
+    "ToolResult": "results",
+    "CallOutcome": "dispatch",
+    "CallRecord": "dispatch",
+    "Dispatcher": "dispatch",
+    "LocalTool": "dispatch",
+    "RetryPolicy": "dispatch",
+    "ToolListing": "provider",
+    "list_server_tools": "provider",
+    "tools_from_arrow": "arrow",
+    "tools_to_arrow": "arrow",
+}
+
+if TYPE_CHECKING:
+    from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
+    from knime_mcp.client import ClientPool, McpClient
+    from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+    from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
+    from knime_mcp.errors import (
+        ConfigError,
+        McpToolError,
+        ServerAuthError,
+        ServerConnectError,
+        ToolCallError,
+        ToolError,
+        ToolTimeoutError,
+    )
+    from knime_mcp.provider import ToolListing, list_server_tools
+    from knime_mcp.results import ToolResult
+    from knime_mcp.sync import SyncMcpClient, run_sync
+    from knime_mcp.tool import MCPTool, ToolAnnotations
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LOCATIONS:
+        raise AttributeError(f"module 'knime_mcp' has no attribute {name!r}")
+    value = getattr(import_module(f"knime_mcp.{_LOCATIONS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

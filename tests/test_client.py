@@ -1,0 +1,293 @@
+"""The MCP client against real servers over real transports, and its answers to bad input."""
+
+from __future__ import annotations
+
+import base64
+import shlex
+
+import pytest
+
+from knime_mcp import ClientPool, McpClient, ServerSpec, SyncMcpClient, Timeouts
+from knime_mcp.config import AuthRef
+from knime_mcp.errors import ConfigError, ServerAuthError, ServerConnectError, ToolTimeoutError
+from knime_mcp.results import ImagePart, ResourceLinkPart
+
+pytestmark = pytest.mark.anyio
+
+DEMO_TOOLS = {"echo", "add", "create_order", "convert_temperature", "render_chart", "word_stats", "fail", "sleep"}
+EVERYTHING_TOOLS = {"echo", "get-sum", "get-tiny-image", "get-structured-content", "get-resource-links"}
+
+
+def _stdio(command: list[str], **kwargs: object) -> ServerSpec:
+    return ServerSpec(target=shlex.join(command), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["stdio", "sse", "streamable-http"])
+def demo_spec(request: pytest.FixtureRequest) -> ServerSpec:
+    if request.param == "stdio":
+        return _stdio(request.getfixturevalue("demo_stdio_command"))
+    url = request.getfixturevalue("demo_sse_url" if request.param == "sse" else "demo_http_url")
+    return ServerSpec(target=url)
+
+
+@pytest.fixture(params=["stdio", "sse", "streamable-http"])
+def everything_spec(request: pytest.FixtureRequest) -> ServerSpec:
+    if request.param == "stdio":
+        return _stdio(request.getfixturevalue("everything_stdio_command"))
+    url = request.getfixturevalue("everything_sse_url" if request.param == "sse" else "everything_http_url")
+    return ServerSpec(target=url)
+
+
+async def test_demo_server_lists_and_calls_tools_over_every_transport(demo_spec: ServerSpec) -> None:
+    async with McpClient(demo_spec) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        echoed = await client.call_tool("echo", {"text": "grüezi"})
+        summed = await client.call_tool("add", {"a": 2, "b": 40})
+    assert DEMO_TOOLS <= tools.keys()
+    assert tools["echo"].server == demo_spec
+    assert echoed.text == "grüezi"
+    assert summed.structured == {"result": 42}
+
+
+async def test_auto_transport_resolves_to_the_transport_the_url_speaks(demo_http_url: str, demo_sse_url: str) -> None:
+    async with McpClient(ServerSpec(target=demo_http_url)) as http, McpClient(ServerSpec(target=demo_sse_url)) as sse:
+        assert (http.transport, sse.transport) == ("streamable-http", "sse")
+
+
+async def test_auto_transport_falls_back_to_sse_when_streamable_http_is_refused(sse_only_server_url: str) -> None:
+    assert not sse_only_server_url.rstrip("/").endswith("/sse")
+    async with McpClient(ServerSpec(target=sse_only_server_url)) as client:
+        tools = await client.list_tools()
+    assert client.transport == "sse"
+    assert tools
+
+
+async def test_server_everything_answers_the_calls_a_knime_user_makes(everything_spec: ServerSpec) -> None:
+    async with McpClient(everything_spec) as client:
+        names = {tool.name for tool in await client.list_tools()}
+        echo = await client.call_tool("echo", {"message": "hello"})
+        total = await client.call_tool("get-sum", {"a": 2, "b": 3})
+        image = await client.call_tool("get-tiny-image", {})
+        structured = await client.call_tool("get-structured-content", {"location": "New York"})
+        links = await client.call_tool("get-resource-links", {"count": 2})
+    assert EVERYTHING_TOOLS <= names
+    assert "hello" in echo.text
+    assert "5" in total.text
+    png = [part for part in image.content if isinstance(part, ImagePart)]
+    assert png and png[0].bytes.startswith(b"\x89PNG") and png[0].mime_type == "image/png"
+    assert structured.structured is not None and "temperature" in structured.structured
+    assert sum(isinstance(part, ResourceLinkPart) for part in links.content) == 2
+
+
+async def test_server_memory_schemas_with_arrays_of_nested_objects_arrive_intact(
+    memory_stdio_command: list[str], memory_stdio_env: dict[str, str]
+) -> None:
+    async with McpClient(_stdio(memory_stdio_command, env=memory_stdio_env)) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        created = await client.call_tool(
+            "create_entities",
+            {"entities": [{"name": "knime-mcp-test", "entityType": "project", "observations": ["uses MCP"]}]},
+        )
+    entities = tools["create_entities"].input_schema["properties"]["entities"]
+    assert entities["type"] == "array" and entities["items"]["type"] == "object"
+    assert not created.is_error
+
+
+async def test_list_tools_follows_pagination_cursors_to_the_end(paged_server_url: str) -> None:
+    async with McpClient(ServerSpec(target=paged_server_url)) as client:
+        tools = await client.list_tools()
+    names = [tool.name for tool in tools]
+    assert len(names) == len(set(names)) > 10
+
+
+async def test_one_session_serves_concurrent_calls(demo_http_url: str) -> None:
+    import anyio
+
+    results: dict[int, str] = {}
+    async with McpClient(ServerSpec(target=demo_http_url), max_concurrency=4) as client:
+
+        async def call(number: int) -> None:
+            results[number] = (await client.call_tool("echo", {"text": str(number)})).text
+
+        async with anyio.create_task_group() as group:
+            for number in range(40):
+                group.start_soon(call, number)
+    assert results == {number: str(number) for number in range(40)}
+
+
+async def test_pool_opens_one_session_per_server_for_many_callers(demo_http_url: str, demo_sse_url: str) -> None:
+    import anyio
+
+    specs = [ServerSpec(target=demo_http_url), ServerSpec(target=demo_sse_url)]
+    opened: list[McpClient] = []
+    async with ClientPool() as pool:
+
+        async def call(number: int) -> None:
+            client = await pool.client(specs[number % 2])
+            opened.append(client)
+            await client.call_tool("echo", {"text": "x"})
+
+        async with anyio.create_task_group() as group:
+            for number in range(20):
+                group.start_soon(call, number)
+    assert len({id(client) for client in opened}) == 2
+
+
+async def test_a_call_past_its_timeout_is_cancelled_and_names_the_timeout(demo_http_url: str) -> None:
+    async with McpClient(ServerSpec(target=demo_http_url)) as client:
+        with pytest.raises(ToolTimeoutError, match="within 0.5 s") as caught:
+            await client.call_tool("sleep", {"seconds": 30}, timeout=0.5)
+        assert (await client.call_tool("echo", {"text": "still here"})).text == "still here"
+    assert "Hint:" in str(caught.value)
+
+
+async def test_tool_error_results_come_back_flagged_not_raised(demo_http_url: str) -> None:
+    async with McpClient(ServerSpec(target=demo_http_url)) as client:
+        result = await client.call_tool("fail", {"message": "boom"})
+    assert result.is_error and "boom" in result.text
+
+
+async def test_image_results_keep_their_png_bytes(demo_http_url: str) -> None:
+    async with McpClient(ServerSpec(target=demo_http_url)) as client:
+        result = await client.call_tool("render_chart", {"values": [1, 2, 3]})
+    assert result.images and result.images[0].bytes.startswith(b"\x89PNG")
+
+
+def test_sync_client_reuses_one_session_from_plain_code(demo_http_url: str) -> None:
+    with SyncMcpClient(ServerSpec(target=demo_http_url)) as client:
+        texts = [client.call_tool("echo", {"text": str(n)}).text for n in range(5)]
+        tools = client.list_tools()
+    assert texts == ["0", "1", "2", "3", "4"] and tools
+
+
+async def test_a_client_cannot_be_opened_twice(demo_http_url: str) -> None:
+    client = McpClient(ServerSpec(target=demo_http_url))
+    async with client:
+        pass
+    with pytest.raises(RuntimeError, match="only once"):
+        async with client:
+            pass
+
+
+# -- bad input: every failure names the server and says what to do ---------------------------------------------------
+
+
+def _assert_clear(error: BaseException, server_part: str) -> None:
+    text = str(error)
+    assert f"[server: {server_part}" in text and "Hint:" in text
+
+
+async def test_connection_refused_is_a_clear_connect_error() -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ServerConnectError, match="Could not connect") as caught:
+        async with McpClient(ServerSpec(target=f"http://127.0.0.1:{port}/mcp")):
+            pass
+    _assert_clear(caught.value, "http://127.0.0.1")
+
+
+async def test_unresolvable_host_says_the_name_could_not_be_resolved() -> None:
+    with pytest.raises(ServerConnectError, match="could not be resolved") as caught:
+        async with McpClient(ServerSpec(target="http://nonexistent.invalid/mcp")):
+            pass
+    _assert_clear(caught.value, "http://nonexistent.invalid/mcp")
+
+
+async def test_http_server_that_is_not_mcp_answers_404_with_a_path_hint(not_mcp_server_url: str) -> None:
+    with pytest.raises(ServerConnectError, match="HTTP 404") as caught:
+        async with McpClient(ServerSpec(target=not_mcp_server_url)):
+            pass
+    assert "/mcp" in str(caught.value)
+
+
+async def test_html_page_instead_of_mcp_is_a_handshake_error(not_mcp_page_url: str) -> None:
+    with pytest.raises(ServerConnectError) as caught:
+        async with McpClient(ServerSpec(target=not_mcp_page_url, transport="streamable-http")):
+            pass
+    _assert_clear(caught.value, "http://127.0.0.1")
+
+
+async def test_missing_credentials_get_401_as_an_auth_error(auth_server_url: str) -> None:
+    with pytest.raises(ServerAuthError, match="HTTP 401") as caught:
+        async with McpClient(ServerSpec(target=auth_server_url)):
+            pass
+    assert "credential" in str(caught.value)
+
+
+async def test_wrong_credentials_get_401_as_an_auth_error(auth_server_url: str) -> None:
+    spec = ServerSpec(target=auth_server_url, auth=AuthRef(kind="bearer", credential="api"))
+    with pytest.raises(ServerAuthError):
+        async with McpClient(spec, credentials=lambda name: ("", "wrong-token")):
+            pass
+
+
+async def test_bearer_token_from_a_credential_is_accepted(auth_server_url: str, auth_token: str) -> None:
+    spec = ServerSpec(target=auth_server_url, auth=AuthRef(kind="bearer", credential="api"))
+    async with McpClient(spec, credentials=lambda name: ("", auth_token)) as client:
+        assert await client.list_tools()
+
+
+async def test_bearer_token_from_an_environment_reference_is_accepted(
+    auth_server_url: str, auth_token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KNIME_MCP_TEST_SECRET", auth_token)
+    spec = ServerSpec(target=auth_server_url, auth=AuthRef(kind="bearer", secret="${KNIME_MCP_TEST_SECRET}"))
+    async with McpClient(spec) as client:
+        assert await client.list_tools()
+
+
+async def test_basic_auth_and_custom_header_credentials_are_sent(
+    basic_auth_server_url: str, api_key_server_url: str, auth_token: str
+) -> None:
+    basic = ServerSpec(target=basic_auth_server_url, auth=AuthRef(kind="basic", credential="c"))
+    header = ServerSpec(target=api_key_server_url, auth=AuthRef(kind="header", credential="c", header="X-API-Key"))
+    for spec in (basic, header):
+        async with McpClient(spec, credentials=lambda name: ("knime", auth_token)) as client:
+            assert await client.list_tools()
+
+
+async def test_missing_environment_variable_fails_fast_naming_it(auth_server_url: str) -> None:
+    spec = ServerSpec(target=auth_server_url, auth=AuthRef(kind="bearer", secret="${KNIME_MCP_UNSET_VARIABLE}"))
+    with pytest.raises(ConfigError, match="KNIME_MCP_UNSET_VARIABLE"):
+        async with McpClient(spec):
+            pass
+
+
+async def test_server_that_accepts_and_never_answers_hits_the_connect_timeout(fake_hang_url: str) -> None:
+    spec = ServerSpec(target=fake_hang_url, timeouts=Timeouts(connect=1.0))
+    with pytest.raises(ServerConnectError, match="connect timeout of 1 s") as caught:
+        async with McpClient(spec):
+            pass
+    _assert_clear(caught.value, "http://127.0.0.1")
+
+
+async def test_stdio_command_not_found_says_so() -> None:
+    with pytest.raises(ServerConnectError, match="Could not start the server command") as caught:
+        async with McpClient(ServerSpec(target="knime-mcp-no-such-command --stdio")):
+            pass
+    assert "PATH" in str(caught.value)
+
+
+async def test_stdio_server_that_exits_at_start_reports_what_it_printed(fake_exit_stdio_command: list[str]) -> None:
+    with pytest.raises(ServerConnectError) as caught:
+        async with McpClient(_stdio(fake_exit_stdio_command, timeouts=Timeouts(connect=10.0))):
+            pass
+    assert "printed" in str(caught.value)
+
+
+async def test_malformed_frames_from_a_broken_server_are_a_clear_error(fake_malformed_stdio_command: list[str]) -> None:
+    with pytest.raises(ServerConnectError, match="not MCP JSON-RPC") as caught:
+        async with McpClient(_stdio(fake_malformed_stdio_command, timeouts=Timeouts(connect=3.0))):
+            pass
+    _assert_clear(caught.value, "")
+
+
+def test_basic_auth_header_is_built_from_the_credential() -> None:
+    from knime_mcp.config import resolve_headers
+
+    spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="basic", credential="c"))
+    headers = resolve_headers(spec, lambda name: ("user", "pa:ss"))
+    assert base64.b64decode(headers["Authorization"].removeprefix("Basic ")) == b"user:pa:ss"

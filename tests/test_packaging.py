@@ -1,0 +1,85 @@
+"""What KNIME needs to load the extension, kept true by tests: manifests, icons, public API, a KNIME-free core."""
+
+from __future__ import annotations
+
+import ast
+import re
+import struct
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _requirement_name(spec: str) -> tuple[str, str]:
+    match = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", spec)
+    assert match, spec
+    return match.group(1).lower(), match.group(2).replace(" ", "")
+
+
+def test_runtime_dependencies_agree_between_pyproject_and_pixi() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pixi = tomllib.loads((ROOT / "pixi.toml").read_text())
+    declared = dict(_requirement_name(spec) for spec in pyproject["project"]["dependencies"])
+    assert {name.lower(): spec.replace(" ", "") for name, spec in pixi["pypi-dependencies"].items()} == declared
+
+
+def test_knime_yml_names_an_existing_module_pixi_manifest_and_licence() -> None:
+    manifest = yaml.safe_load((ROOT / "knime.yml").read_text())
+    assert {"name", "group_id", "version", "extension_module", "pixi_toml_path"} <= manifest.keys()
+    assert (ROOT / f"{manifest['extension_module']}.py").is_file()
+    assert (ROOT / manifest["pixi_toml_path"]).is_file() and (ROOT / manifest["license_file"]).is_file()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+
+
+def test_every_icon_a_node_names_is_a_16_by_16_png() -> None:
+    sources = [ROOT / "src" / "extension.py", *(ROOT / "src" / "nodes").glob("*.py")]
+    named = set()
+    for source in sources:
+        named |= set(re.findall(r'"(icons/[^"]+\.png)"', source.read_text()))
+    assert named
+    for icon in named:
+        data = (ROOT / icon).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", icon
+        assert struct.unpack(">II", data[16:24]) == (16, 16), icon
+
+
+def test_the_core_never_imports_knime() -> None:
+    for path in (ROOT / "src" / "knime_mcp").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n == "knime" or n.startswith("knime.") for n in names), path
+
+
+def test_importing_every_core_module_leaves_knime_unimported() -> None:
+    modules = sorted(p.stem for p in (ROOT / "src" / "knime_mcp").glob("*.py") if p.stem not in {"__main__"})
+    code = "import sys\n" + "".join(f"import knime_mcp.{m}\n" for m in modules if m != "__init__")
+    code += "print(any(m == 'knime' or m.startswith('knime.') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_public_api_is_the_sorted_all_and_every_name_resolves() -> None:
+    import knime_mcp
+
+    assert knime_mcp.__all__ == sorted(knime_mcp.__all__)
+    for name in knime_mcp.__all__:
+        assert getattr(knime_mcp, name) is not None
+
+
+def test_importing_the_package_loads_no_heavy_libraries() -> None:
+    code = "import sys, knime_mcp; print(sorted(m for m in ('pyarrow','pandas','jsonschema','langchain_core') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_extension_module_registers_its_nodes() -> None:
+    import extension
+
+    assert callable(extension.MCPToolProvider)

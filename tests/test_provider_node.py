@@ -1,0 +1,115 @@
+"""The MCP Tool Provider node, run through configure and execute as KNIME runs it (Given/When/Then)."""
+
+from __future__ import annotations
+
+import json
+
+import knime.extension as knext
+import pytest
+from node_contexts import ConfigureContext, ExecuteContext
+
+from knime_mcp import MCPTool
+from knime_mcp.arrow import tools_from_frame
+
+knext_host_tools = pytest.importorskip("knext_host_tools")
+
+COLUMNS = [
+    "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
+    "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes",
+]  # fmt: skip
+
+
+def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
+    import extension
+
+    node = extension.MCPToolProvider()
+    node.server.server = server
+    for path, value in settings.items():
+        group, name = path.split("__")
+        setattr(getattr(node, group), name, value)
+    return node
+
+
+def test_configure_returns_the_table_spec_without_connecting() -> None:
+    # Given a provider pointing at a server that does not exist
+    node = _provider("http://nonexistent.invalid/mcp")
+    # When it is configured
+    (schema,) = knext_host_tools.configure_node(node, ConfigureContext())
+    # Then the spec is there, and no connection was attempted (it would have failed)
+    assert schema.column_names == COLUMNS
+    assert schema["Read-only"].ktype == knext.bool_()
+
+
+def test_configure_without_a_server_is_an_invalid_setting() -> None:
+    with pytest.raises(knext.InvalidParametersError, match="No MCP server given"):
+        knext_host_tools.configure_node(_provider(""), ConfigureContext())
+
+
+def test_execute_lists_the_demo_servers_tools_as_a_table(demo_http_url: str) -> None:
+    # Given a provider for the demo server with a prefix
+    node = _provider(demo_http_url, selection__prefix="demo")
+    ctx = ExecuteContext()
+    # When it executes
+    (table,) = knext_host_tools.execute_node(node, ctx)
+    frame = table.to_pandas()
+    # Then every tool is a row whose MCP Tool cell reconnects to the same server
+    assert list(frame.columns) == COLUMNS
+    assert "demo_echo" in set(frame["Name"])
+    tools = tools_from_frame(frame)
+    echo = next(tool for tool in tools if tool.name == "demo_echo")
+    assert isinstance(echo, MCPTool) and echo.tool_name == "echo" and echo.server.target == demo_http_url
+    assert ctx.progress and ctx.progress[-1][0] == 1.0
+
+
+def test_simple_schema_mode_notes_left_out_tools_in_a_warning(demo_http_url: str) -> None:
+    node = _provider(demo_http_url, selection__schema_mode="SIMPLE")
+    ctx = ExecuteContext()
+    (table,) = knext_host_tools.execute_node(node, ctx)
+    names = set(table.to_pandas()["Name"])
+    assert "create_order" not in names and "echo" in names
+    assert ctx.warnings and "create_order" in ctx.warnings[-1]
+
+
+def test_include_and_exclude_filter_the_tools(demo_http_url: str) -> None:
+    node = _provider(demo_http_url, selection__include="^(echo|add|fail)$", selection__exclude="fail")
+    (table,) = knext_host_tools.execute_node(node, ExecuteContext())
+    assert sorted(table.to_pandas()["Name"]) == ["add", "echo"]
+
+
+def test_bearer_auth_reads_the_credential_and_keeps_the_secret_out_of_the_table(
+    auth_server_url: str, auth_token: str
+) -> None:
+    # Given a server that needs a bearer token, held by a credentials flow variable
+    node = _provider(auth_server_url, auth__kind="BEARER", auth__credential="mcp-token")
+    ctx = ExecuteContext(credentials={"mcp-token": ("", auth_token)})
+    # When the node executes
+    (table,) = knext_host_tools.execute_node(node, ctx)
+    # Then the tools are listed, and the token appears nowhere in the output or the settings
+    frame = table.to_pandas()
+    assert len(frame) > 0
+    assert auth_token not in frame.to_csv()
+    from knime.extension.parameter import extract_parameters
+
+    assert auth_token not in json.dumps(extract_parameters(node))
+
+
+def test_a_credential_that_is_not_connected_is_an_invalid_setting(auth_server_url: str) -> None:
+    node = _provider(auth_server_url, auth__kind="BEARER", auth__credential="absent")
+    with pytest.raises(knext.InvalidParametersError, match="absent"):
+        knext_host_tools.execute_node(node, ExecuteContext())
+
+
+def test_an_unreachable_server_fails_the_node_with_a_clear_message() -> None:
+    with pytest.raises(Exception, match=r"could not be resolved.*Hint:"):
+        knext_host_tools.execute_node(_provider("http://nonexistent.invalid/mcp"), ExecuteContext())
+
+
+def test_cancel_stops_waiting_for_a_server_that_never_answers(fake_hang_url: str) -> None:
+    import time
+
+    from knime_mcp.sync import CancelledByUser
+
+    started = time.monotonic()
+    node = _provider(fake_hang_url, timeouts__connect=60.0)
+    with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
+        knext_host_tools.execute_node(node, ExecuteContext(cancel_when=lambda: time.monotonic() - started > 0.5))
