@@ -291,3 +291,15 @@ def test_basic_auth_header_is_built_from_the_credential() -> None:
     spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="basic", credential="c"))
     headers = resolve_headers(spec, lambda name: ("user", "pa:ss"))
     assert base64.b64decode(headers["Authorization"].removeprefix("Basic ")) == b"user:pa:ss"
+
+
+async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_command: list[str]) -> None:
+    import psutil
+
+    me = psutil.Process()
+    before = {child.pid for child in me.children(recursive=True)}
+    async with McpClient(_stdio(demo_stdio_command)) as client:
+        await client.list_tools()
+        started = {child.pid for child in me.children(recursive=True)} - before
+    assert started
+    assert not [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]

@@ -96,20 +96,31 @@ async def test_fail_returns_an_error_result_carrying_the_message(demo_http_url: 
     assert "disk on fire" in _text(result)
 
 
+def _png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
+    """The chunks after the signature, as (kind, data), each checked against its CRC."""
+    chunks, offset = [], 8
+    while offset < len(png):
+        length, kind = struct.unpack(">I4s", png[offset : offset + 8])
+        data = png[offset + 8 : offset + 8 + length]
+        assert struct.unpack(">I", png[offset + 8 + length : offset + 12 + length])[0] == zlib.crc32(kind + data)
+        chunks.append((kind, data))
+        offset += 12 + length
+    return chunks
+
+
 @pytest.mark.anyio
-async def test_render_chart_returns_a_png_one_bar_wide_per_value(demo_http_url: str) -> None:
+async def test_render_chart_returns_a_valid_png_one_bar_wide_per_value(demo_http_url: str) -> None:
     result = await _call(streamable_http_client(demo_http_url), "render_chart", {"values": [3, 1, 4, 1, 5]})
     [image] = result.content
     assert isinstance(image, ImageContent)
     assert image.mime_type == "image/png"
     png = base64.b64decode(image.data)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    length, kind = struct.unpack(">I4s", png[8:16])
-    header = png[16 : 16 + length]
-    assert (kind, length) == (b"IHDR", 13)
-    assert struct.unpack(">I", png[16 + length : 20 + length])[0] == zlib.crc32(kind + header)
+    (ihdr, header), (idat, pixels), (iend, _) = _png_chunks(png)
+    assert (ihdr, idat, iend) == (b"IHDR", b"IDAT", b"IEND")
     width, height, bit_depth, color_type = struct.unpack(">IIBB", header[:10])
     assert (width, height, bit_depth, color_type) == (2 + 5 * 8, 48, 8, 2)
+    assert len(zlib.decompress(pixels)) == height * (1 + 3 * width)
 
 
 @pytest.mark.anyio

@@ -270,7 +270,9 @@ def test_default_is_stored_on_first_read_without_validation() -> None:
     assert node.__parameters__ == {"limit": -1}
 
 
-def test_callable_default_needs_the_extension_version() -> None:
+def test_callable_default_needs_the_extension_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("knime.extension._params._extension_version", None)
+
     class Node:
         limit = knext.IntParameter("Limit", "Limit.", lambda version: 10 if version >= (1, 0, 0) else 5)
 

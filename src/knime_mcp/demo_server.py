@@ -248,9 +248,9 @@ def serve_http(app: ASGIApp, path: str, *, port: int = 0, name: str = "knime-mcp
 def _one_response(app: ASGIApp) -> ASGIApp:
     """Let the app send one complete response per request.
 
-    The SDK's SSE endpoint (`MCPServer.sse_app`) sends an empty `Response()` after its event stream ends. When uvicorn stops an open stream
-    at shutdown, the stream lacks its final chunk, so that second response would be logged as an ASGI error and the
-    client would read a truncated body. Here the second response becomes the first one's missing end instead.
+    The SDK's SSE endpoint (`MCPServer.sse_app`) sends an empty `Response()` after its event stream ends. When uvicorn
+    stops an open stream at shutdown, the stream lacks its final chunk, so that second response would be logged as an
+    ASGI error and the client would read a truncated body. Here the second response becomes the missing end instead.
     """
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:

@@ -321,7 +321,7 @@ def _kind(schema: Any) -> str:
 
 _Checker = Callable[[Any], list[str]]
 
-_CACHE_SIZE = 256
+_CACHE_SIZE = 1024
 _checkers: dict[int, tuple[dict[str, Any], _Checker]] = {}
 """Compiled checkers by ``id(input_schema)``; an entry keeps its schema alive, so the id cannot be reused."""
 _checkers_lock = threading.Lock()

@@ -91,7 +91,8 @@ def sanitize_names(tools: Iterable[MCPTool]) -> list[MCPTool]:
 
 
 def ensure_unique(tools: Iterable[MCPTool]) -> list[MCPTool]:
-    """The tools with unique names: a repeated name gets ``_2``, ``_3``… in list order, and a note naming both tools."""
+    """The tools with unique names: a repeated name gets ``_2``, ``_3``… in list order, with a note naming both
+    tools. Deterministic, so the same listing always gives the same names."""
     tools = list(tools)
     result = []
     for tool, (name, first) in zip(tools, _dedupe([tool.name for tool in tools]), strict=True):

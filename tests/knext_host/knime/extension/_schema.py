@@ -177,6 +177,8 @@ class _ColumnarView:
         return self._producer()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self.get(), name)
 
     def __eq__(self, other: object) -> bool:
