@@ -303,3 +303,62 @@ async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_comman
         started = {child.pid for child in me.children(recursive=True)} - before
     assert started
     assert not [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+
+
+def _kill_children() -> None:
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        if "knime_mcp.demo_server" in " ".join(child.cmdline()):
+            child.kill()
+            child.wait(10)
+
+
+async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_through(
+    demo_stdio_command: list[str],
+) -> None:
+    async with McpClient(_stdio(demo_stdio_command)) as client:
+        assert (await client.call_tool("echo", {"text": "before"})).text == "before"
+        _kill_children()
+        after = await client.call_tool("echo", {"text": "after"}, repeatable=True)
+        again = await client.call_tool("echo", {"text": "again"})
+    assert (after.text, again.text) == ("after", "again")
+
+
+async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
+    from knime_mcp.errors import ToolCallError
+
+    async with McpClient(_stdio(demo_stdio_command)) as client:
+        await client.call_tool("echo", {"text": "warm up"})
+        _kill_children()
+        with pytest.raises(ToolCallError, match="may or may not have run"):
+            await client.call_tool("delete_record", {"record_id": "r1"})
+        assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
+
+
+async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
+    import socket
+
+    from knime_mcp.client import CircuitBreaker
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = ServerSpec(target=f"http://127.0.0.1:{port}/mcp")
+    messages = []
+    async with ClientPool(breaker=CircuitBreaker(threshold=2, cooldown=60)) as pool:
+        for _ in range(4):
+            with pytest.raises(ServerConnectError) as caught:
+                await pool.client(spec)
+            messages.append(str(caught.value))
+    assert [m.startswith("Could not connect") for m in messages] == [True, True, False, False]
+    assert "after 2 failed attempts in a row" in messages[-1] and "Hint:" in messages[-1]
+
+
+async def test_an_auth_failure_is_not_retried_for_every_call(auth_server_url: str) -> None:
+    async with ClientPool() as pool:
+        with pytest.raises(ServerAuthError) as first:
+            await pool.client(ServerSpec(target=auth_server_url))
+        with pytest.raises(ServerAuthError) as second:
+            await pool.client(ServerSpec(target=auth_server_url))
+    assert first.value is second.value

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import anyio
 import mcp
@@ -27,15 +28,34 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
 from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_headers
-from knime_mcp.errors import McpToolError, ServerConnectError, ToolError, ToolTimeoutError, translate, translate_errors
+from knime_mcp.errors import (
+    ConfigError,
+    McpToolError,
+    ServerAuthError,
+    ServerConnectError,
+    SessionLostError,
+    ToolCallError,
+    ToolError,
+    ToolTimeoutError,
+    translate,
+    translate_errors,
+)
 from knime_mcp.results import ToolResult
 from knime_mcp.tool import MCPTool
-from knime_mcp.transports import FALLBACK_STATUSES, ConcreteTransport, HttpPool, Diagnostics, candidate_transports
-from knime_mcp.transports import open_transport
+from knime_mcp.transports import (
+    FALLBACK_STATUSES,
+    ConcreteTransport,
+    Diagnostics,
+    HttpPool,
+    candidate_transports,
+    open_transport,
+)
 
-__all__ = ["DEFAULT_MAX_CONCURRENCY", "ClientPool", "McpClient"]
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "CircuitBreaker", "ClientPool", "McpClient"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 DEFAULT_MAX_CONCURRENCY = 8
 _MAX_PAGES = 1000
@@ -48,8 +68,23 @@ class _State(enum.Enum):
     CLOSED = "closed"
 
 
+@dataclass(eq=False)
+class _Session:
+    """One live connection: the SDK client, and the events by which its task is told to end and says it ended."""
+
+    client: mcp.Client
+    kind: ConcreteTransport
+    closing: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    lost: BaseException | None = None
+
+
 class McpClient:
-    """An async client for one MCP server with one reused session and a concurrency limit."""
+    """An async client for one MCP server with one reused session and a concurrency limit.
+
+    A session that ends under a call (server restart, a stdio child that died, a Streamable HTTP session the
+    server forgot) is replaced once, transparently; the call is repeated only when it is safe to repeat.
+    """
 
     def __init__(
         self,
@@ -65,82 +100,97 @@ class McpClient:
         self._borrowed_pool = http_pool
         self._state = _State.UNOPENED
         self._stack = AsyncExitStack()
-        self._session: mcp.Client | None = None
-        self._closing = anyio.Event()
-        self._closed = anyio.Event()
-        self._lost: BaseException | None = None
-        self.transport: ConcreteTransport | None = None
-        """The transport in use once connected (``auto`` resolved)."""
+        self._task_group: TaskGroup | None = None
+        self._http: HttpPool | None = None
+        self._sessions: list[_Session] = []
+        self._replacing = anyio.Lock()
 
     @property
     def server(self) -> str:
         return self.spec.display_name
 
+    @property
+    def transport(self) -> ConcreteTransport | None:
+        """The transport in use once connected (``auto`` resolved)."""
+        return self._sessions[-1].kind if self._sessions else None
+
     async def __aenter__(self) -> McpClient:
-        self._start()
         try:
             pool = self._borrowed_pool
             if pool is None:
                 pool = HttpPool()
                 self._stack.push_async_callback(pool.aclose)
             task_group = await self._stack.enter_async_context(anyio.create_task_group())
-            await self._connect(task_group, pool)
+            await self._open(task_group, pool)
         except BaseException:
             await self._stack.aclose()
             raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._end_session()
+        await self._close()
         await self._stack.aclose()
 
-    def _start(self) -> None:
+    async def _open(self, task_group: TaskGroup, pool: HttpPool) -> None:
+        """Connect inside ``task_group``, which outlives this call (the client's own, or a ClientPool's)."""
         if self._state is not _State.UNOPENED:
             raise RuntimeError("An McpClient can be opened only once; create a new one to reconnect.")
         self._state = _State.OPENED
+        self._task_group, self._http = task_group, pool
+        kinds = candidate_transports(self.spec)
+        for attempt, kind in enumerate(kinds, start=1):
+            try:
+                self._sessions.append(await self._start_session(kind))
+                return
+            except _Refused as refused:
+                if attempt == len(kinds):
+                    raise refused.error from refused.error.__cause__
+                logger.debug("%s: %s refused (HTTP %s); trying %s", self.server, kind, refused.status, kinds[attempt])
 
-    async def _end_session(self) -> None:
-        """Ask the session task to leave its contexts (closing streams, reaping a stdio child) and wait a while."""
+    async def _close(self) -> None:
+        """Tell every session task to leave its contexts (closing streams, reaping a stdio child); wait a while."""
         if self._state is not _State.OPENED:
             return
         self._state = _State.CLOSED
-        self._closing.set()
+        for session in self._sessions:
+            session.closing.set()
         with anyio.move_on_after(_CLOSE_GRACE_SECONDS, shield=True):
-            await self._closed.wait()
+            for session in self._sessions:
+                await session.closed.wait()
 
-    async def _connect(self, task_group: TaskGroup, pool: HttpPool) -> None:
+    async def _start_session(self, kind: ConcreteTransport) -> _Session:
+        assert self._task_group is not None and self._http is not None
         headers = resolve_headers(self.spec, self._credentials)
         env = resolve_env(self.spec)
-        kinds = candidate_transports(self.spec)
-        for attempt, kind in enumerate(kinds, start=1):
-            diagnostics = Diagnostics()
-            self._stack.callback(diagnostics.close)
-            try:
-                with anyio.fail_after(self.spec.timeouts.connect):
-                    self._session = await task_group.start(self._run_session, kind, headers, env, pool, diagnostics)
-            except TimeoutError as exc:
-                if diagnostics.malformed:
-                    raise ServerConnectError(
-                        f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
-                        server=self.server,
-                        hint="A stdio server must write only JSON-RPC to stdout (logs belong on stderr); "
-                        "check the command and the transport setting.",
-                    ) from exc
-                raise ServerConnectError(
-                    f"No MCP handshake within the connect timeout of {self.spec.timeouts.connect:g} s.",
-                    server=self.server,
-                    hint="Check that this is an MCP server and that it is responsive, or raise the connect timeout.",
-                ) from exc
-            except McpToolError:
-                raise
-            except Exception as exc:
-                status = diagnostics.http_status
-                if attempt < len(kinds) and status in FALLBACK_STATUSES:
-                    logger.debug("%s: %s answered HTTP %s; trying %s", self.server, kind, status, kinds[attempt])
-                    continue
-                raise self._connect_error(exc, diagnostics) from exc
-            self.transport = kind
-            return
+        diagnostics = Diagnostics()
+        try:
+            with anyio.fail_after(self.spec.timeouts.connect):
+                return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
+        except TimeoutError as exc:
+            raise self._timeout_error(diagnostics) from exc
+        except McpToolError:
+            raise
+        except Exception as exc:
+            error = self._connect_error(exc, diagnostics)
+            if diagnostics.http_status in FALLBACK_STATUSES:
+                raise _Refused(diagnostics.http_status, error) from exc
+            raise error from exc
+        finally:
+            diagnostics.close()
+
+    def _timeout_error(self, diagnostics: Diagnostics) -> ServerConnectError:
+        if diagnostics.malformed:
+            return ServerConnectError(
+                f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
+                server=self.server,
+                hint="A stdio server must write only JSON-RPC to stdout (logs belong on stderr); "
+                "check the command and the transport setting.",
+            )
+        return ServerConnectError(
+            f"No MCP handshake within the connect timeout of {self.spec.timeouts.connect:g} s.",
+            server=self.server,
+            hint="Check that this is an MCP server and that it is responsive, or raise the connect timeout.",
+        )
 
     def _connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         """The translated error; for a stdio server, what it printed before it failed is the best hint."""
@@ -152,7 +202,7 @@ class McpClient:
                 hint="Check that the URL or command points at an MCP server and that the transport setting fits it.",
             )
         printed = diagnostics.stderr_tail()
-        if printed and type(error) is ServerConnectError:
+        if printed and isinstance(error, ServerConnectError) and not isinstance(error, ServerAuthError):
             return ServerConnectError(error.message, server=self.server, hint=f"The server printed: {printed}")
         return error
 
@@ -161,14 +211,14 @@ class McpClient:
         kind: ConcreteTransport,
         headers: dict[str, str],
         env: dict[str, str],
-        pool: HttpPool,
         diagnostics: Diagnostics,
         *,
-        task_status: TaskStatus[mcp.Client],
+        task_status: TaskStatus[_Session],
     ) -> None:
-        started = False
+        assert self._http is not None
+        session: _Session | None = None
+        transport = open_transport(self.spec, kind, headers=headers, env=env, pool=self._http, diagnostics=diagnostics)
         try:
-            transport = open_transport(self.spec, kind, headers=headers, env=env, pool=pool, diagnostics=diagnostics)
             async with mcp.Client(
                 transport,
                 mode="auto",
@@ -176,75 +226,137 @@ class McpClient:
                 cache=None,
                 client_info=_CLIENT_INFO,
                 message_handler=diagnostics.record_message,
-            ) as session:
+            ) as client:
+                session = _Session(client, kind)
                 task_status.started(session)
-                started = True
-                await self._closing.wait()
+                await session.closing.wait()
         except Exception as exc:
-            if not started:
+            if session is None:
                 raise
-            self._lost = exc
+            session.lost = exc
             logger.debug("%s: session ended: %r", self.server, exc)
         finally:
-            self._closed.set()
+            if session is not None:
+                session.closed.set()
 
-    def _require_session(self) -> mcp.Client:
+    def _current(self) -> _Session:
         if self._state is _State.UNOPENED:
             raise RuntimeError("Open the McpClient with 'async with' before using it.")
         if self._state is _State.CLOSED:
             raise RuntimeError("This McpClient is closed.")
-        if self._lost is not None or self._session is None:
-            raise ServerConnectError(
-                "The connection to the server was lost.",
-                server=self.server,
-                hint="The server may have restarted or crashed; run again.",
-            )
-        return self._session
+        return self._sessions[-1]
+
+    async def _replace(self, broken: _Session) -> _Session:
+        """A new session in place of ``broken``; concurrent callers that saw the same loss share one reconnect."""
+        async with self._replacing:
+            if self._sessions[-1] is broken:
+                broken.closing.set()
+                logger.info("%s: the session was lost; reconnecting", self.server)
+                self._sessions.append(await self._start_session(broken.kind))
+            return self._sessions[-1]
+
+    async def _request(self, send: Callable[[mcp.Client], Awaitable[T]], *, what: str, repeatable: bool) -> T:
+        """Send one request over the current session; after a lost session reconnect once, and resend only if
+        ``repeatable`` (otherwise the request may or may not have been carried out)."""
+        session = self._current()
+        if session.lost is not None:
+            session = await self._replace(session)
+        try:
+            with translate_errors(self.server):
+                return await send(session.client)
+        except SessionLostError as lost:
+            fresh = await self._replace(session)
+            if not repeatable:
+                raise ToolCallError(
+                    f"The session was lost during {what}; it may or may not have run.",
+                    server=self.server,
+                    hint="A new session is open; check the tool's effect before calling it again.",
+                ) from lost
+            with translate_errors(self.server):
+                return await send(fresh.client)
 
     async def list_tools(self) -> list[MCPTool]:
         """Every tool of the server, following pagination cursors to the end."""
-        session = self._require_session()
-        tools: list[MCPTool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        with translate_errors(self.server):
+
+        async def walk(client: mcp.Client) -> list[MCPTool]:
+            tools: list[MCPTool] = []
+            cursor: str | None = None
+            seen: set[str] = set()
             for _ in range(_MAX_PAGES):
-                page = await session.list_tools(cursor=cursor)
+                page = await client.list_tools(cursor=cursor)
                 tools.extend(MCPTool.from_sdk(tool, self.spec) for tool in page.tools)
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
                     return tools
                 seen.add(cursor)
-        raise ServerConnectError(f"The server's tool list did not end after {_MAX_PAGES} pages.", server=self.server)
+            raise ServerConnectError(f"The tool list did not end after {_MAX_PAGES} pages.", server=self.server)
+
+        return await self._request(walk, what="listing the tools", repeatable=True)
 
     async def call_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        repeatable: bool = False,
     ) -> ToolResult:
-        """Call one tool; calls beyond the concurrency limit wait for a free slot."""
-        session = self._require_session()
-        seconds = timeout or self.spec.timeouts.call
-        async with self._limiter:
-            with translate_errors(self.server):
-                try:
-                    result = await session.call_tool(tool_name, dict(arguments or {}), read_timeout_seconds=seconds)
-                except MCPError as exc:
-                    if exc.error.code != REQUEST_TIMEOUT:
-                        raise
-                    raise ToolTimeoutError(
-                        f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
-                        server=self.server,
-                        hint="Raise the call timeout if the tool is slow.",
-                    ) from exc
-        return ToolResult.from_sdk(result)
+        """Call one tool; calls beyond the concurrency limit wait for a free slot.
 
+        ``repeatable``: the tool is read-only or idempotent, so a call cut off by a lost session may be resent.
+        """
+        seconds = timeout or self.spec.timeouts.call
+        arguments = dict(arguments or {})
+
+        async def call(client: mcp.Client) -> ToolResult:
+            try:
+                return ToolResult.from_sdk(await client.call_tool(tool_name, arguments, read_timeout_seconds=seconds))
+            except MCPError as exc:
+                if exc.error.code != REQUEST_TIMEOUT:
+                    raise
+                raise ToolTimeoutError(
+                    f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
+                    server=self.server,
+                    hint="Raise the call timeout if the tool is slow.",
+                ) from exc
+
+        async with self._limiter:
+            return await self._request(call, what=f"the call of tool {tool_name!r}", repeatable=repeatable)
+
+
+class _Refused(Exception):
+    """A transport the server refused with an HTTP status after which ``auto`` tries the next one."""
+
+    def __init__(self, status: int | None, error: McpToolError) -> None:
+        super().__init__(str(error))
+        self.status = status
+        self.error = error
+
+
+@dataclass(frozen=True, kw_only=True)
+class CircuitBreaker:
+    """When to stop connecting to a server that keeps failing, so a run does not hammer a dead server."""
+
+    threshold: int = 3
+    """Failed connection attempts in a row after which the server is left alone."""
+
+    cooldown: float = 30.0
+    """Seconds to fail fast before trying the server again."""
+
+
+@dataclass
+class _Trips:
+    failures: int = 0
+    opened_at: float | None = None
+    last: McpToolError | None = None
 
 
 class ClientPool:
     """One :class:`McpClient` per server for a whole run (an agent conversation, a Tool Caller execution).
 
     Sessions open on first use, from any task, and all close when the pool closes; they share one HTTP
-    connection pool. A server that failed to connect fails fast for the rest of the run, with the same error,
-    instead of being retried for every call.
+    connection pool. Settings and authentication errors fail fast for the rest of the run; other connection
+    failures trip a per-server :class:`CircuitBreaker`.
 
         async with ClientPool() as pool:
             client = await pool.client(tool.server)
@@ -252,12 +364,17 @@ class ClientPool:
     """
 
     def __init__(
-        self, *, credentials: CredentialLookup | None = None, max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+        self,
+        *,
+        credentials: CredentialLookup | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        breaker: CircuitBreaker = CircuitBreaker(),
     ) -> None:
         self._credentials = credentials
         self._max_concurrency = max_concurrency
+        self._breaker = breaker
         self._clients: dict[ServerSpec, McpClient] = {}
-        self._failures: dict[ServerSpec, McpToolError] = {}
+        self._trips: dict[ServerSpec, _Trips] = {}
         self._locks: dict[ServerSpec, anyio.Lock] = {}
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
@@ -273,7 +390,7 @@ class ClientPool:
     async def __aexit__(self, *exc_info: object) -> None:
         async with anyio.create_task_group() as closing:
             for client in self._clients.values():
-                closing.start_soon(client._end_session)
+                closing.start_soon(client._close)
         await self._stack.aclose()
 
     async def client(self, spec: ServerSpec) -> McpClient:
@@ -281,18 +398,39 @@ class ClientPool:
         if self._task_group is None or self._http is None:
             raise RuntimeError("Open the ClientPool with 'async with' before using it.")
         async with self._locks.setdefault(spec, anyio.Lock()):
-            if spec in self._failures:
-                raise self._failures[spec]
-            if spec not in self._clients:
-                client = McpClient(spec, credentials=self._credentials, max_concurrency=self._max_concurrency)
-                client._start()
-                try:
-                    await client._connect(self._task_group, self._http)
-                except McpToolError as exc:
-                    self._failures[spec] = exc
-                    raise
-                self._clients[spec] = client
-            return self._clients[spec]
+            if spec in self._clients:
+                return self._clients[spec]
+            trips = self._trips.setdefault(spec, _Trips())
+            self._fail_fast(trips)
+            client = McpClient(spec, credentials=self._credentials, max_concurrency=self._max_concurrency)
+            try:
+                await client._open(self._task_group, self._http)
+            except McpToolError as exc:
+                trips.failures += 1
+                trips.last = exc
+                if trips.failures >= self._breaker.threshold:
+                    trips.opened_at = anyio.current_time()
+                raise
+            self._trips.pop(spec)
+            self._clients[spec] = client
+            return client
+
+    def _fail_fast(self, trips: _Trips) -> None:
+        last = trips.last
+        if isinstance(last, ConfigError | ServerAuthError):
+            raise last
+        if last is None or trips.opened_at is None:
+            return
+        remaining = trips.opened_at + self._breaker.cooldown - anyio.current_time()
+        if remaining <= 0:
+            trips.opened_at = None
+            return
+        raise ServerConnectError(
+            f"Not connecting again for {remaining:.0f} s after {trips.failures} failed attempts in a row "
+            f"(last: {last.message})",
+            server=last.server,
+            hint=last.hint,
+        )
 
 
 _CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.1.0")

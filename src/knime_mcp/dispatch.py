@@ -166,9 +166,14 @@ class Dispatcher:
             return await tool.run(arguments), 1
         attempts = self._retry.attempts if tool.annotations.retry_safe else 1
         if attempts <= 1:
-            client = await self._pool.client(tool.server)
-            return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout), 1
+            return await self._call_mcp(tool, arguments), 1
         return await self._invoke_with_retries(tool, arguments, attempts)
+
+    async def _call_mcp(self, tool: MCPTool, arguments: dict[str, Any]) -> ToolResult:
+        client = await self._pool.client(tool.server)
+        return await client.call_tool(
+            tool.tool_name, arguments, timeout=self._timeout, repeatable=tool.annotations.retry_safe
+        )
 
     async def _invoke_with_retries(
         self, tool: MCPTool, arguments: dict[str, Any], attempts: int
@@ -186,8 +191,7 @@ class Dispatcher:
             async for attempt in retrying:
                 with attempt:
                     number = attempt.retry_state.attempt_number
-                    client = await self._pool.client(tool.server)
-                    return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout), number
+                    return await self._call_mcp(tool, arguments), number
         except McpToolError as exc:
             exc.attempts = number  # type: ignore[attr-defined]
             raise

@@ -4,7 +4,8 @@
     ├── UsageError               exit code 2 (the CLI's words are off)
     ├── ConfigError              exit code 3 (a bad setting, a missing ${VAR} or credential)
     ├── ServerConnectError       exit code 3 (refused, unknown host, not an MCP server, timeout, died)
-    │   └── ServerAuthError      exit code 3 (401/403)
+    │   ├── ServerAuthError      exit code 3 (401/403)
+    │   └── SessionLostError     exit code 3 (an open session ended: the server restarted or crashed)
     └── ToolError                exit code 4 (the tool ran and failed, or never answered)
         ├── ToolTimeoutError
         └── ToolCallError        (isError results, invalid arguments, unknown tools)
@@ -31,6 +32,7 @@ __all__ = [
     "McpToolError",
     "ServerAuthError",
     "ServerConnectError",
+    "SessionLostError",
     "ToolCallError",
     "ToolError",
     "ToolTimeoutError",
@@ -75,6 +77,10 @@ class ServerAuthError(ServerConnectError):
     pass
 
 
+class SessionLostError(ServerConnectError):
+    """An open session ended under a call; the client reconnects once before giving up."""
+
+
 class ToolError(McpToolError):
     exit_code = 4
 
@@ -86,6 +92,9 @@ class ToolTimeoutError(ToolError):
 class ToolCallError(ToolError):
     pass
 
+
+_SESSION_TERMINATED = "Session terminated"
+"""The SDK's message for a 404 on a Streamable HTTP session id: the server no longer knows the session."""
 
 _CONNECT_HINT = "Check that the server is running and that the URL or command is right."
 
@@ -152,11 +161,11 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
             )
         case OSError() if leaf.errno in (errno.ECONNREFUSED, errno.ECONNRESET, errno.EPIPE):
             return ServerConnectError(f"The connection failed: {leaf.strerror}.", server=server, hint=_CONNECT_HINT)
-        case MCPError() if leaf.error.code == CONNECTION_CLOSED:
-            return ServerConnectError(
+        case MCPError() if leaf.error.code == CONNECTION_CLOSED or leaf.error.message == _SESSION_TERMINATED:
+            return SessionLostError(
                 "The server closed the connection.",
                 server=server,
-                hint="The server may have crashed or exited; check its log.",
+                hint="The server may have restarted, crashed or exited; check its log.",
             )
         case MCPError() if leaf.error.code == REQUEST_TIMEOUT:
             return ToolTimeoutError("The server did not answer in time.", server=server)
@@ -165,7 +174,7 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
         case TimeoutError():
             return ServerConnectError("The server did not answer in time.", server=server, hint=_CONNECT_HINT)
         case anyio.ClosedResourceError() | anyio.BrokenResourceError() | anyio.EndOfStream():
-            return ServerConnectError(
+            return SessionLostError(
                 "The server closed the connection.",
                 server=server,
                 hint="The server may have crashed or exited; check its log.",
