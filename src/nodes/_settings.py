@@ -120,13 +120,13 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
 
 
 def credential_lookup(ctx: knext.ConfigurationContext) -> CredentialLookup:
-    """Reads a credential flow variable at connect time, so no secret is kept in settings or specs."""
-
-    def lookup(name: str) -> tuple[str, str]:
+    """The workflow's credentials, read now in the node's own thread (KNIME's context belongs to it) for the core
+    to resolve by name when it connects; nothing is stored in settings, specs or tables."""
+    credentials: dict[str, tuple[str, str]] = {}
+    for name in ctx.get_credential_names():
         credential = ctx.get_credentials(name)
-        return credential.username, credential.password
-
-    return lookup
+        credentials[name] = (credential.username, credential.password)
+    return credentials.__getitem__
 
 
 def check_credential(ctx: knext.ConfigurationContext, auth: AuthSettings) -> None:
