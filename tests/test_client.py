@@ -305,21 +305,28 @@ async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_comman
     assert not [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
 
 
-def _kill_children() -> None:
+def _children() -> set[int]:
     import psutil
 
-    for child in psutil.Process().children(recursive=True):
-        if "knime_mcp.demo_server" in " ".join(child.cmdline()):
-            child.kill()
-            child.wait(10)
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _kill(pids: set[int]) -> None:
+    import psutil
+
+    for pid in pids:
+        process = psutil.Process(pid)
+        process.kill()
+        process.wait(10)
 
 
 async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_through(
     demo_stdio_command: list[str],
 ) -> None:
+    others = _children()
     async with McpClient(_stdio(demo_stdio_command)) as client:
         assert (await client.call_tool("echo", {"text": "before"})).text == "before"
-        _kill_children()
+        _kill(_children() - others)
         after = await client.call_tool("echo", {"text": "after"}, repeatable=True)
         again = await client.call_tool("echo", {"text": "again"})
     assert (after.text, again.text) == ("after", "again")
@@ -328,9 +335,10 @@ async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_throu
 async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
     from knime_mcp.errors import ToolCallError
 
+    others = _children()
     async with McpClient(_stdio(demo_stdio_command)) as client:
         await client.call_tool("echo", {"text": "warm up"})
-        _kill_children()
+        _kill(_children() - others)
         with pytest.raises(ToolCallError, match="may or may not have run"):
             await client.call_tool("delete_record", {"record_id": "r1"})
         assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"

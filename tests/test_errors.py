@@ -15,6 +15,7 @@ from knime_mcp.errors import (
     McpToolError,
     ServerAuthError,
     ServerConnectError,
+    SessionLostError,
     ToolCallError,
     ToolTimeoutError,
     translate,
@@ -41,11 +42,12 @@ def _status(code: int) -> httpx2.HTTPStatusError:
         (httpx2.RemoteProtocolError("bad", request=_REQUEST), ServerConnectError),
         (FileNotFoundError(errno.ENOENT, "No such file or directory"), ServerConnectError),
         (ConnectionRefusedError(errno.ECONNREFUSED, "refused"), ServerConnectError),
-        (MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed"), ServerConnectError),
+        (MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed"), SessionLostError),
+        (MCPError(code=mcp_types.INVALID_REQUEST, message="Session terminated"), SessionLostError),
         (MCPError(code=mcp_types.REQUEST_TIMEOUT, message="timed out"), ToolTimeoutError),
         (MCPError(code=mcp_types.INVALID_PARAMS, message="bad"), ToolCallError),
-        (anyio.ClosedResourceError(), ServerConnectError),
-        (anyio.BrokenResourceError(), ServerConnectError),
+        (anyio.ClosedResourceError(), SessionLostError),
+        (anyio.BrokenResourceError(), SessionLostError),
         (TimeoutError(), ServerConnectError),
         (ExceptionGroup("transport", [httpx2.ConnectError("refused", request=_REQUEST)]), ServerConnectError),
         (RuntimeError("anything else"), ServerConnectError),
@@ -66,7 +68,7 @@ def test_translate_errors_keeps_our_own_errors_and_chains_foreign_ones() -> None
     with pytest.raises(ConfigError):
         with translate_errors("srv"):
             raise ConfigError("bad setting")
-    with pytest.raises(ServerConnectError) as caught:
+    with pytest.raises(SessionLostError) as caught:
         with translate_errors("srv"):
             raise anyio.BrokenResourceError()
     assert isinstance(caught.value.__cause__, anyio.BrokenResourceError)

@@ -1,0 +1,122 @@
+"""SSRF guard for URLs that come from data rather than from a person's settings.
+
+A server URL read from a table column or a flow variable, or a resource link an agent is asked to follow, may point
+at this machine or the local network (a cloud metadata service, an admin console). Before such a URL is used, this
+module checks it: http or https only, and every address its host resolves to must be public. It sits beside
+:mod:`knime_mcp.config` and below the nodes and the agent; it opens no connection, it only resolves the name.
+
+    await check_url(row["server_url"])                       # ConfigError for http://169.254.169.254/...
+    await check_url(url, allow_private=settings.allow_private)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import SplitResult, urlsplit
+
+import anyio
+
+from knime_mcp.errors import ConfigError
+
+__all__ = ["ALLOWED_SCHEMES", "check_url"]
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_FULL_URL_HINT = "Give a full URL such as https://example.com/mcp."
+_HOST_HINT = "Check the host name in the URL."
+_ALLOW_HINT = "If you trust this URL, allow private network addresses in the node settings (allow_private=True)."
+
+
+async def check_url(url: str, *, allow_private: bool = False) -> None:
+    """Raise a ConfigError unless ``url`` is http(s) and every address of its host is public.
+
+    With ``allow_private`` only the scheme and the host are checked and no name is resolved. Messages show the URL's
+    scheme, host and port only: a path, query or userinfo taken from data may carry a token.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+    except ValueError as exc:
+        raise ConfigError("A URL taken from data is malformed.", hint=_FULL_URL_HINT) from exc
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        used = f"the scheme {scheme!r}" if scheme else "no scheme"
+        raise ConfigError(
+            f"A URL with {used} was refused; only http and https URLs are accepted from data.", hint=_FULL_URL_HINT
+        )
+    shown = _origin(parts)
+    if not host:
+        raise ConfigError(f"The URL {shown} has no host name.", hint=_FULL_URL_HINT)
+    try:
+        port = parts.port or _DEFAULT_PORTS[scheme]
+    except ValueError as exc:
+        raise ConfigError(f"The URL {shown} has an invalid port.") from exc
+    if allow_private:
+        return
+    for address in await _resolve(host, port, shown):
+        kind = _non_public_kind(address)
+        if kind is not None:
+            raise ConfigError(
+                f"The URL {shown} points to {address}, {kind}; "
+                "URLs taken from data may reach only public internet addresses.",
+                hint=_ALLOW_HINT,
+            )
+
+
+async def _resolve(host: str, port: int, shown: str) -> list[_Address]:
+    """Every address the host resolves to; numeric forms such as 127.1 or 0x7f000001 resolve without a lookup."""
+    try:
+        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"The host of the URL {shown} could not be resolved.", hint=_HOST_HINT) from exc
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    if not addresses:
+        raise ConfigError(f"The host of the URL {shown} resolves to no address.", hint=_HOST_HINT)
+    return addresses
+
+
+def _non_public_kind(address: _Address) -> str | None:
+    """How a non-public address is described in a message, e.g. "a loopback address"; ``None`` for a public one.
+
+    IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4, Teredo) are judged by that IPv4 address too.
+    """
+    for embedded in _embedded_ipv4(address):
+        kind = _non_public_kind(embedded)
+        if kind is not None:
+            return f"{kind} (IPv4 {embedded} inside IPv6)"
+    checks = (
+        (address.is_unspecified, "an unspecified address"),
+        (address.is_loopback, "a loopback address"),
+        (address.is_link_local, "a link-local address"),
+        (address.is_multicast, "a multicast address"),
+        (address.is_private, "a private address"),
+        (address.is_reserved, "a reserved address"),
+        (not address.is_global, "a non-public address"),
+    )
+    return next((kind for refused, kind in checks if refused), None)
+
+
+def _embedded_ipv4(address: _Address) -> list[ipaddress.IPv4Address]:
+    if not isinstance(address, ipaddress.IPv6Address):
+        return []
+    embedded = [address.ipv4_mapped, address.sixtofour, *(address.teredo or ())]
+    if address in _NAT64:
+        embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return [ip for ip in embedded if ip is not None]
+
+
+def _origin(parts: SplitResult) -> str:
+    """scheme://host:port, without userinfo, path or query."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}"

@@ -1,0 +1,234 @@
+"""The fault suite: servers that misbehave in ways no real server can be made to, against the provider and the
+dispatcher that the agent and the Tool Caller share. Each fault ends with a message a user can act on, the run stays
+usable (another server in the same pool still answers), and no process is left behind.
+
+The faults come from `tests/fakes/fake_misbehaving_server.py`, one per URL path.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+from collections.abc import Iterator
+
+import anyio
+import psutil
+import pytest
+from fixtures.fault_servers import fault_url
+from tool_factory import make_tool
+
+from knime_mcp.client import ClientPool
+from knime_mcp.config import ServerSpec, Timeouts
+from knime_mcp.dispatch import Dispatcher, RetryPolicy
+from knime_mcp.errors import ServerConnectError
+from knime_mcp.provider import list_server_tools
+from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+
+pytestmark = pytest.mark.anyio
+
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+WRITES = ToolAnnotations(read_only=False, destructive=False, idempotent=False)
+FAST = Timeouts(connect=10.0, call=1.0)
+NO_WAIT = RetryPolicy(attempts=2, initial_wait=0.01, max_wait=0.02)
+NOTIFICATION_WAIT = 10.0
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes(fake_misbehaving_url: str) -> Iterator[None]:
+    """Every process a test starts is gone when it ends (the session's fake server is started before the count)."""
+    before = {child.pid for child in psutil.Process().children(recursive=True)}
+    yield
+    leaked = [child for child in psutil.Process().children(recursive=True) if child.pid not in before]
+    assert not leaked, f"processes left running: {[child.cmdline() for child in leaked]}"
+
+
+@pytest.fixture
+def key() -> str:
+    """Separates this test's requests (and fault counters) from every other test's on the shared fake."""
+    return uuid.uuid4().hex
+
+
+def _spec(base: str, mode: str, key: str, **options: str | int) -> ServerSpec:
+    return ServerSpec(target=fault_url(base, mode, key=key, **options), timeouts=FAST)
+
+
+def _echo(spec: ServerSpec, annotations: ToolAnnotations) -> MCPTool:
+    return make_tool("echo", server=spec, annotations=annotations)
+
+
+def _seen(base: str, key: str) -> list[str]:
+    """The JSON-RPC methods the fake received for ``key``, in order."""
+    with urllib.request.urlopen(f"{base}/seen?key={key}", timeout=10) as response:
+        return json.load(response)
+
+
+async def _once_seen(base: str, key: str, method: str) -> list[str]:
+    """The methods received for ``key`` once ``method`` is among them: notifications are sent in the background."""
+    with anyio.move_on_after(NOTIFICATION_WAIT):
+        while method not in (seen := await anyio.to_thread.run_sync(_seen, base, key)):
+            await anyio.sleep(0.05)
+        return seen
+    return await anyio.to_thread.run_sync(_seen, base, key)
+
+
+async def _still_answers(dispatcher: Dispatcher, base: str) -> None:
+    """The run goes on: a healthy server in the same pool answers after the fault."""
+    outcome = await dispatcher.call(_echo(_spec(base, "ok", uuid.uuid4().hex), READ_ONLY), {"text": "still here"})
+    assert outcome.ok and outcome.result is not None and outcome.result.text == "still here"
+
+
+async def test_a_call_that_hangs_after_the_handshake_times_out_naming_the_timeout(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "hang", key, on="tools/call")
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool)
+        outcome = await dispatcher.call(_echo(spec, WRITES), {"text": "hi"})
+        await _still_answers(dispatcher, fake_misbehaving_url)
+
+    assert outcome.record.status == "timeout"
+    assert str(outcome.error) == (
+        f"Tool 'echo' did not answer within 1 s; the call was cancelled. [server: {spec.display_name}] "
+        "Hint: Raise the call timeout if the tool is slow."
+    )
+
+
+async def test_a_timed_out_call_is_cancelled_on_the_server_while_the_run_goes_on(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "hang", key, on="tools/call")
+    async with ClientPool() as pool:
+        await Dispatcher(pool).call(_echo(spec, WRITES), {"text": "hi"})
+        seen = await _once_seen(fake_misbehaving_url, key, "notifications/cancelled")
+
+    assert seen[-2:] == ["tools/call", "notifications/cancelled"]
+
+
+async def test_a_read_only_call_that_times_out_is_retried_and_the_log_counts_the_attempts(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "hang", key, on="tools/call")
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool, retry=NO_WAIT).call(_echo(spec, READ_ONLY), {"text": "hi"})
+
+    assert (outcome.record.status, outcome.record.attempts) == ("timeout", 2)
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 2
+
+
+async def test_a_writing_call_cut_off_mid_response_is_not_resent_and_may_or_may_not_have_run(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "drop", key, on="tools/call")
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool, retry=NO_WAIT)
+        outcome = await dispatcher.call(_echo(spec, WRITES), {"text": "hi"})
+        await _still_answers(dispatcher, fake_misbehaving_url)
+
+    assert not outcome.ok and outcome.record.attempts == 1
+    assert str(outcome.error) == (
+        f"The session was lost during the call of tool 'echo'; it may or may not have run. "
+        f"[server: {spec.display_name}] Hint: A new session is open; check the tool's effect before calling it again."
+    )
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 1
+
+
+async def test_a_read_only_call_cut_off_mid_response_is_resent_once_on_a_new_session(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "drop", key, on="tools/call")
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool).call(_echo(spec, READ_ONLY), {"text": "hi"})
+
+    assert outcome.record.status == "connection_error"
+    assert isinstance(outcome.error, ServerConnectError)
+    assert outcome.error.message == "The server closed the connection."
+    assert outcome.error.hint == "The server may have restarted, crashed or exited; check its log."
+    assert _seen(fake_misbehaving_url, key).count("initialize") == 2
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 2
+
+
+async def test_the_provider_reports_a_listing_cut_off_mid_response_as_a_closed_connection(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "drop", key, on="tools/list")
+
+    with pytest.raises(ServerConnectError) as caught:
+        await list_server_tools(spec)
+
+    assert str(caught.value) == (
+        f"The server closed the connection. [server: {spec.display_name}] "
+        "Hint: The server may have restarted, crashed or exited; check its log."
+    )
+
+
+async def test_sse_trickling_one_byte_a_second_ends_at_the_call_timeout_and_is_cancelled(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "trickle", key, on="tools/call")
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool)
+        outcome = await dispatcher.call(_echo(spec, WRITES), {"text": "hi"})
+        await _still_answers(dispatcher, fake_misbehaving_url)
+        seen = await _once_seen(fake_misbehaving_url, key, "notifications/cancelled")
+
+    assert outcome.record.status == "timeout"
+    assert str(outcome.error).startswith("Tool 'echo' did not answer within 1 s; the call was cancelled.")
+    assert seen[-2:] == ["tools/call", "notifications/cancelled"]
+
+
+async def test_a_fifty_megabyte_result_arrives_intact_and_cap_text_bounds_what_a_model_would_get(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "huge", key)
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool, timeout=60.0)
+        outcome = await dispatcher.call(_echo(spec, READ_ONLY), {"text": "hi"})
+        await _still_answers(dispatcher, fake_misbehaving_url)
+
+    assert outcome.ok and outcome.result is not None
+    assert len(outcome.result.text) == 50_000_000
+    capped, truncated = cap_text(outcome.result.text)
+    assert truncated and len(capped.encode()) <= DEFAULT_LIMIT_BYTES
+    assert "of 50,000,000 bytes" in capped
+
+
+async def test_the_provider_lists_a_tool_whose_schema_has_ten_thousand_properties(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    listing = await list_server_tools(_spec(fake_misbehaving_url, "wide-schema", key))
+
+    assert [tool.name for tool in listing.tools] == ["wide"]
+    assert len(listing.tools[0].input_schema["properties"]) == 10_000
+
+
+async def test_the_provider_gives_odd_tool_names_unique_model_safe_names_and_a_note_per_change(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "odd-names", key)
+    listing = await list_server_tools(spec)
+
+    names = [tool.name for tool in listing.tools]
+    assert names[:2] == ["get_weather", "meteo_du_jour"]
+    assert names[4:] == ["get_data", "get_data_2", "get_data_3"]
+    assert len(set(names)) == 7 and all(len(name) <= 64 for name in names)
+    assert [tool.tool_name for tool in listing.tools][4:] == ["get_data", "get data", "get.data"]
+    assert listing.notes[-2:] == [
+        "get_data_3: name 'get.data' changed to 'get_data': models accept only letters, digits, _ and -, at most 64",
+        f"get_data_3: name 'get_data' is also used by tool 'get_data' of {spec.display_name}; renamed to "
+        "'get_data_3'. Set a name prefix per server to choose distinct names.",
+    ]
+
+
+async def test_a_renamed_tool_is_still_called_by_its_own_name_on_the_server(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    listing = await list_server_tools(_spec(fake_misbehaving_url, "odd-names", key))
+    spaced = next(tool for tool in listing.tools if tool.tool_name == "get weather")
+
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool).call(spaced, {"text": "sunny"})
+
+    assert spaced.name == "get_weather"
+    assert outcome.ok and outcome.result is not None and outcome.result.text == "sunny"
