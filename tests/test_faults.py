@@ -232,3 +232,64 @@ async def test_a_renamed_tool_is_still_called_by_its_own_name_on_the_server(
 
     assert spaced.name == "get_weather"
     assert outcome.ok and outcome.result is not None and outcome.result.text == "sunny"
+
+
+@pytest.mark.parametrize("code", [429, 500, 503])
+async def test_a_read_only_call_refused_with_a_transient_status_is_retried_until_it_succeeds(
+    fake_misbehaving_url: str, key: str, code: int
+) -> None:
+    spec = _spec(fake_misbehaving_url, "status", key, code=code, times=2, on="tools/call")
+    policy = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02)
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool, retry=policy).call(_echo(spec, READ_ONLY), {"text": "third time"})
+
+    assert outcome.ok and outcome.result is not None and outcome.result.text == "third time"
+    assert outcome.record.attempts == 3
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 3
+
+
+async def test_a_writing_call_refused_with_503_is_not_retried_and_the_message_names_the_status(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "status", key, code=503, times=1, retry_after=2, on="tools/call")
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool, retry=NO_WAIT).call(_echo(spec, WRITES), {"text": "once"})
+
+    assert (outcome.record.status, outcome.record.attempts) == ("connection_error", 1)
+    assert "HTTP 503; it asked to retry after 2 s" in str(outcome.error)
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 1
+
+
+def test_retry_after_is_honoured_over_a_shorter_backoff() -> None:
+    from tenacity import RetryCallState, Future
+
+    from knime_mcp.errors import ServerBusyError
+
+    policy = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02, max_retry_after=60)
+    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+    failed: Future = Future(attempt_number=1)
+    failed.set_exception(ServerBusyError(429, 7.0))
+    state.outcome = failed
+    assert policy.wait(state) == 7.0
+    failed_long: Future = Future(attempt_number=1)
+    failed_long.set_exception(ServerBusyError(429, 3600.0))
+    state.outcome = failed_long
+    assert policy.wait(state) == 60
+
+
+async def test_a_tool_schema_nested_1000_levels_gets_a_message_that_says_so(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    with pytest.raises(ServerConnectError, match="nested too deeply"):
+        await list_server_tools(_spec(fake_misbehaving_url, "deep-schema", key))
+
+
+async def test_invalid_json_is_reported_in_one_line_without_the_raw_bytes(fake_misbehaving_url: str, key: str) -> None:
+    with pytest.raises(ServerConnectError, match="not valid JSON-RPC") as caught:
+        await list_server_tools(_spec(fake_misbehaving_url, "invalid-json", key))
+    assert "\n" not in str(caught.value)
+
+
+async def test_a_listing_that_never_completes_names_the_call_timeout(fake_misbehaving_url: str, key: str) -> None:
+    with pytest.raises(ServerConnectError, match="did not list its tools within the call timeout of 1 s"):
+        await list_server_tools(_spec(fake_misbehaving_url, "trickle", key))

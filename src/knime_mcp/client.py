@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -31,10 +32,11 @@ from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_
 from knime_mcp.errors import (
     ConfigError,
     McpToolError,
+    OutcomeUnknownError,
     ServerAuthError,
+    ServerBusyError,
     ServerConnectError,
     SessionLostError,
-    ToolCallError,
     ToolError,
     ToolTimeoutError,
     translate,
@@ -43,6 +45,7 @@ from knime_mcp.errors import (
 from knime_mcp.results import ToolResult
 from knime_mcp.tool import MCPTool
 from knime_mcp.transports import (
+    CALL_KEY,
     FALLBACK_STATUSES,
     ConcreteTransport,
     Diagnostics,
@@ -74,6 +77,7 @@ class _Session:
 
     client: mcp.Client
     kind: ConcreteTransport
+    diagnostics: Diagnostics
     closing: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
     lost: BaseException | None = None
@@ -169,16 +173,17 @@ class McpClient:
         except TimeoutError as exc:
             raise self._timeout_error(diagnostics) from exc
         except McpToolError:
+            diagnostics.close()
             raise
         except Exception as exc:
             error = self._connect_error(exc, diagnostics)
+            diagnostics.close()
             if diagnostics.http_status in FALLBACK_STATUSES:
                 raise _Refused(diagnostics.http_status, error) from exc
             raise error from exc
-        finally:
-            diagnostics.close()
 
     def _timeout_error(self, diagnostics: Diagnostics) -> ServerConnectError:
+        diagnostics.close()
         if diagnostics.malformed:
             return ServerConnectError(
                 f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
@@ -227,7 +232,7 @@ class McpClient:
                 client_info=_CLIENT_INFO,
                 message_handler=diagnostics.record_message,
             ) as client:
-                session = _Session(client, kind)
+                session = _Session(client, kind, diagnostics)
                 task_status.started(session)
                 await session.closing.wait()
         except Exception as exc:
@@ -237,6 +242,7 @@ class McpClient:
             logger.debug("%s: session ended: %r", self.server, exc)
         finally:
             if session is not None:
+                diagnostics.close()
                 session.closed.set()
 
     def _current(self) -> _Session:
@@ -255,7 +261,7 @@ class McpClient:
                 self._sessions.append(await self._start_session(broken.kind))
             return self._sessions[-1]
 
-    async def _request(self, send: Callable[[mcp.Client], Awaitable[T]], *, what: str, repeatable: bool) -> T:
+    async def _request(self, send: Callable[[_Session], Awaitable[T]], *, what: str, repeatable: bool) -> T:
         """Send one request over the current session; after a lost session reconnect once, and resend only if
         ``repeatable`` (otherwise the request may or may not have been carried out)."""
         session = self._current()
@@ -263,27 +269,36 @@ class McpClient:
             session = await self._replace(session)
         try:
             with translate_errors(self.server):
-                return await send(session.client)
+                return await send(session)
         except SessionLostError as lost:
             fresh = await self._replace(session)
             if not repeatable:
-                raise ToolCallError(
+                raise OutcomeUnknownError(
                     f"The session was lost during {what}; it may or may not have run.",
                     server=self.server,
                     hint="A new session is open; check the tool's effect before calling it again.",
                 ) from lost
             with translate_errors(self.server):
-                return await send(fresh.client)
+                return await send(fresh)
 
     async def list_tools(self) -> list[MCPTool]:
         """Every tool of the server, following pagination cursors to the end."""
 
-        async def walk(client: mcp.Client) -> list[MCPTool]:
+        async def walk(session: _Session) -> list[MCPTool]:
             tools: list[MCPTool] = []
             cursor: str | None = None
             seen: set[str] = set()
             for _ in range(_MAX_PAGES):
-                page = await client.list_tools(cursor=cursor)
+                try:
+                    page = await session.client.list_tools(cursor=cursor)
+                except MCPError as exc:
+                    if exc.error.code != REQUEST_TIMEOUT:
+                        raise
+                    raise ServerConnectError(
+                        f"The server did not list its tools within the call timeout of {self.spec.timeouts.call:g} s.",
+                        server=self.server,
+                        hint="Raise the call timeout if the server is slow, or check that it is responsive.",
+                    ) from exc
                 tools.extend(MCPTool.from_sdk(tool, self.spec) for tool in page.tools)
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
@@ -308,10 +323,20 @@ class McpClient:
         seconds = timeout or self.spec.timeouts.call
         arguments = dict(arguments or {})
 
-        async def call(client: mcp.Client) -> ToolResult:
+        async def call(session: _Session) -> ToolResult:
+            key = secrets.token_hex(8)
             try:
-                return ToolResult.from_sdk(await client.call_tool(tool_name, arguments, read_timeout_seconds=seconds))
+                result = await session.client.call_tool(
+                    tool_name, arguments, read_timeout_seconds=seconds, meta={CALL_KEY: key}
+                )
+                return ToolResult.from_sdk(result)
             except MCPError as exc:
+                refused = session.diagnostics.refused_calls.pop(key, None)
+                if refused is not None:
+                    status, retry_after = refused
+                    if _busy(status):
+                        raise ServerBusyError(status, retry_after, server=self.server) from exc
+                    raise translate(exc, self.server, http_status=status) from exc
                 if exc.error.code != REQUEST_TIMEOUT:
                     raise
                 raise ToolTimeoutError(
@@ -322,6 +347,10 @@ class McpClient:
 
         async with self._limiter:
             return await self._request(call, what=f"the call of tool {tool_name!r}", repeatable=repeatable)
+
+
+def _busy(status: int) -> bool:
+    return status == 429 or status >= 500
 
 
 class _Refused(Exception):

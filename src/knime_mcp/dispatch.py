@@ -16,13 +16,24 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from knime_mcp.client import ClientPool
-from knime_mcp.errors import McpToolError, ServerConnectError, ToolCallError, ToolError, ToolTimeoutError
+from knime_mcp.errors import (
+    McpToolError,
+    OutcomeUnknownError,
+    ServerAuthError,
+    ServerConnectError,
+    ToolCallError,
+    ToolError,
+    ToolTimeoutError,
+)
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 __all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
 
@@ -64,7 +75,21 @@ class RetryPolicy:
     """Total attempts including the first; 1 means no retry."""
 
     initial_wait: float = 0.5
+    """Seconds before the first retry; each later wait is drawn from an exponentially growing range (jitter)."""
+
     max_wait: float = 10.0
+
+    max_retry_after: float = 60.0
+    """The longest Retry-After a server may ask for; a longer one is not waited for."""
+
+    def wait(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, or the server's Retry-After when it asks for longer."""
+        from tenacity import wait_random_exponential
+
+        backoff = wait_random_exponential(multiplier=self.initial_wait, max=self.max_wait)(state)
+        error = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(error, "retry_after", None)
+        return max(backoff, min(retry_after, self.max_retry_after)) if retry_after is not None else backoff
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,7 +132,7 @@ def _status(error: McpToolError) -> CallStatus:
     match error:
         case ToolTimeoutError():
             return "timeout"
-        case ServerConnectError():
+        case ServerConnectError() | OutcomeUnknownError():
             return "connection_error"
         case ToolError():
             return "tool_error"
@@ -116,7 +141,8 @@ def _status(error: McpToolError) -> CallStatus:
 
 
 def _retryable(error: BaseException) -> bool:
-    return isinstance(error, ToolTimeoutError | ServerConnectError)
+    """Transient failures only: a timeout, a refused or lost connection, 429 or 5xx; never a bad setting."""
+    return isinstance(error, ToolTimeoutError | ServerConnectError) and not isinstance(error, ServerAuthError)
 
 
 class Dispatcher:
@@ -178,11 +204,11 @@ class Dispatcher:
     async def _invoke_with_retries(
         self, tool: MCPTool, arguments: dict[str, Any], attempts: int
     ) -> tuple[ToolResult, int]:
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(attempts),
-            wait=wait_random_exponential(multiplier=self._retry.initial_wait, max=self._retry.max_wait),
+            wait=self._retry.wait,
             retry=retry_if_exception(_retryable),
             reraise=True,
         )

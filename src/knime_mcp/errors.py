@@ -5,9 +5,11 @@
     ├── ConfigError              exit code 3 (a bad setting, a missing ${VAR} or credential)
     ├── ServerConnectError       exit code 3 (refused, unknown host, not an MCP server, timeout, died)
     │   ├── ServerAuthError      exit code 3 (401/403)
+    │   ├── ServerBusyError      exit code 3 (429 or 5xx on a request; may carry Retry-After)
     │   └── SessionLostError     exit code 3 (an open session ended: the server restarted or crashed)
     └── ToolError                exit code 4 (the tool ran and failed, or never answered)
         ├── ToolTimeoutError
+        ├── OutcomeUnknownError  (the session was lost during a call that is not safe to repeat)
         └── ToolCallError        (isError results, invalid arguments, unknown tools)
 
 KNIME and the CLI show only ``str(exc)``, so ``__str__`` carries the message, the server's display name and a hint.
@@ -25,12 +27,15 @@ from typing import ClassVar
 import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
+from pydantic import ValidationError
 
 __all__ = [
     "ConfigError",
     "McpToolError",
+    "OutcomeUnknownError",
     "ServerAuthError",
+    "ServerBusyError",
     "ServerConnectError",
     "SessionLostError",
     "ToolCallError",
@@ -77,6 +82,20 @@ class ServerAuthError(ServerConnectError):
     pass
 
 
+class ServerBusyError(ServerConnectError):
+    """The server refused a request with 429 or a 5xx status; safe-to-repeat calls are retried."""
+
+    def __init__(self, status: int, retry_after: float | None, *, server: str | None = None) -> None:
+        wait = f"; it asked to retry after {retry_after:g} s" if retry_after is not None else ""
+        super().__init__(
+            f"The server answered HTTP {status}{wait}.",
+            server=server,
+            hint="The server is overloaded or failing; read-only and idempotent tools are retried, others are not.",
+        )
+        self.status = status
+        self.retry_after = retry_after
+
+
 class SessionLostError(ServerConnectError):
     """An open session ended under a call; the client reconnects once before giving up."""
 
@@ -93,6 +112,10 @@ class ToolCallError(ToolError):
     pass
 
 
+class OutcomeUnknownError(ToolError):
+    pass
+
+
 _SESSION_TERMINATED = "Session terminated"
 """The SDK's message for a 404 on a Streamable HTTP session id: the server no longer knows the session."""
 
@@ -104,6 +127,12 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    """Foreign messages can be multi-line dumps holding raw response bytes; the user needs the gist."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _from_status(status: int, server: str) -> McpToolError:
@@ -169,8 +198,26 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
             )
         case MCPError() if leaf.error.code == REQUEST_TIMEOUT:
             return ToolTimeoutError("The server did not answer in time.", server=server)
+        case MCPError() if leaf.error.code == PARSE_ERROR and "recursion limit" in leaf.error.message:
+            return ServerConnectError(
+                "The server's answer is nested too deeply to read (more levels than the JSON parser allows).",
+                server=server,
+                hint="A tool's schema is probably nested hundreds of levels deep; exclude that tool on the server.",
+            )
+        case MCPError() if leaf.error.code == PARSE_ERROR:
+            return ServerConnectError(
+                f"The server sent a response that is not valid JSON-RPC ({_first_line(leaf.error.message)}).",
+                server=server,
+                hint="The server or a proxy in front of it is broken; check its log.",
+            )
         case MCPError():
-            return ToolCallError(f"The server answered with an error: {leaf.error.message}", server=server)
+            return ToolCallError(f"The server answered with an error: {_first_line(leaf.error.message)}", server=server)
+        case ValidationError():
+            return ServerConnectError(
+                f"The server's answer does not follow the MCP schema ({_first_line(str(leaf.errors()[0]['msg']))}).",
+                server=server,
+                hint="The server may speak another protocol version or send tool schemas too deeply nested to read.",
+            )
         case TimeoutError():
             return ServerConnectError("The server did not answer in time.", server=server, hint=_CONNECT_HINT)
         case anyio.ClosedResourceError() | anyio.BrokenResourceError() | anyio.EndOfStream():

@@ -7,6 +7,7 @@ context costs tens of milliseconds, a client over a shared transport costs micro
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ConcreteTransport", "Diagnostics", "HttpPool", "candidate_transports", "open_transport"]
+__all__ = ["CALL_KEY", "ConcreteTransport", "Diagnostics", "HttpPool", "candidate_transports", "open_transport"]
 
 ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
 
@@ -96,10 +97,16 @@ class Diagnostics:
         self.http_status: int | None = None
         self.malformed: str | None = None
         """The first message that was not valid JSON-RPC, shortened."""
+        self.refused_calls: dict[str, tuple[int, float | None]] = {}
+        """HTTP status and Retry-After seconds of refused requests, by the call key stamped in their ``_meta``."""
 
     async def record_response(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400:
-            self.http_status = response.status_code
+        if response.status_code < 400:
+            return
+        self.http_status = response.status_code
+        key = _call_key(response.request)
+        if key is not None:
+            self.refused_calls[key] = (response.status_code, _retry_after(response))
 
     async def record_message(self, message: object) -> None:
         """The SDK's message handler: it hands over frames it could not parse as exceptions."""
@@ -116,6 +123,28 @@ class Diagnostics:
 
     def close(self) -> None:
         self.stderr.close()
+
+
+CALL_KEY = "io.github.knime-mcp/call"
+"""A ``_meta`` entry on each tool call, so a refused HTTP request can be matched to the call that sent it."""
+
+
+def _call_key(request: httpx2.Request) -> str | None:
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return None
+    meta = body.get("params", {}).get("_meta", {}) if isinstance(body, dict) else {}
+    key = meta.get(CALL_KEY) if isinstance(meta, dict) else None
+    return key if isinstance(key, str) else None
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    """Retry-After in seconds; the HTTP-date form counts as absent."""
+    try:
+        return max(float(response.headers["Retry-After"]), 0.0)
+    except (KeyError, ValueError):
+        return None
 
 
 def _http_timeout(spec: ServerSpec) -> httpx2.Timeout:
