@@ -333,13 +333,13 @@ async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_throu
 
 
 async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
-    from knime_mcp.errors import ToolCallError
+    from knime_mcp.errors import OutcomeUnknownError
 
     others = _children()
     async with McpClient(_stdio(demo_stdio_command)) as client:
         await client.call_tool("echo", {"text": "warm up"})
         _kill(_children() - others)
-        with pytest.raises(ToolCallError, match="may or may not have run"):
+        with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
             await client.call_tool("delete_record", {"record_id": "r1"})
         assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
 
