@@ -113,3 +113,17 @@ def test_an_unknown_destructive_mode_is_a_config_error_listing_the_choices() -> 
 
 def test_policies_with_the_same_settings_are_equal() -> None:
     assert ToolPolicy(allow="a", deny="b") == ToolPolicy(allow="a", deny="b")
+
+
+@pytest.mark.anyio
+async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why(demo_http_url: str) -> None:
+    from knime_mcp.client import ClientPool, McpClient
+    from knime_mcp.config import ServerSpec
+    from knime_mcp.dispatch import Dispatcher
+
+    async with McpClient(ServerSpec(target=demo_http_url)) as client:
+        delete = next(tool for tool in await client.list_tools() if tool.name == "delete_record")
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool, policy=ToolPolicy()).call(delete, {"record_id": "r1"})
+    assert outcome.record.status == "blocked" and outcome.result is None
+    assert "destructive" in str(outcome.error) and "not made" in str(outcome.error)

@@ -28,6 +28,7 @@ from knime_mcp.errors import (
     ToolError,
     ToolTimeoutError,
 )
+from knime_mcp.policy import ToolPolicy
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
 
-CallStatus = Literal["ok", "tool_error", "invalid_arguments", "timeout", "connection_error", "failed"]
+CallStatus = Literal["ok", "tool_error", "invalid_arguments", "blocked", "timeout", "connection_error", "failed"]
 
 _SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
 REDACTED = "***"
@@ -148,25 +149,39 @@ def _retryable(error: BaseException) -> bool:
 class Dispatcher:
     """Runs tool calls for one run; safe to use from many tasks at once."""
 
-    def __init__(self, pool: ClientPool, *, timeout: float | None = None, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        pool: ClientPool,
+        *,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        policy: ToolPolicy | None = None,
+    ) -> None:
         self._pool = pool
         self._timeout = timeout
         self._retry = retry or RetryPolicy()
+        self._policy = policy
+
+    def _refusal(self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]) -> tuple[McpToolError | None, CallStatus]:
+        """Why the call must not be made at all: the tool policy blocks it, or its arguments break the schema."""
+        reason = self._policy.check(tool) if self._policy is not None and isinstance(tool, MCPTool) else None
+        if reason is not None:
+            return ToolCallError(f"The call was not made: {reason}."), "blocked"
+        problems = validate_arguments(tool, arguments)
+        if problems:
+            error = ToolCallError(
+                f"Invalid arguments for tool {tool.name!r}: {'; '.join(problems)}",
+                hint="Call the tool again with arguments that match its input schema.",
+            )
+            return error, "invalid_arguments"
+        return None, "ok"
 
     async def call(self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]) -> CallOutcome:
         started = time.perf_counter()
         attempts = 0
         result: ToolResult | None = None
-        error: McpToolError | None = None
-        status: CallStatus = "ok"
-        problems = validate_arguments(tool, arguments)
-        if problems:
-            status = "invalid_arguments"
-            error = ToolCallError(
-                f"Invalid arguments for tool {tool.name!r}: {'; '.join(problems)}",
-                hint="Call the tool again with arguments that match its input schema.",
-            )
-        else:
+        error, status = self._refusal(tool, arguments)
+        if error is None:
             try:
                 result, attempts = await self._invoke(tool, dict(arguments))
             except McpToolError as exc:
