@@ -4,8 +4,9 @@ The server fixtures are plugins named in pyproject.toml (fixtures.python_servers
 
 from __future__ import annotations
 
-import knext_bootstrap  # noqa: F401  (must come first: installs the knext backends before nodes are imported)
 import pytest
+
+import knext_bootstrap  # noqa: F401  (must come first: installs the knext backends before nodes are imported)
 
 
 @pytest.fixture

@@ -98,7 +98,8 @@ async def test_fail_returns_an_error_result_carrying_the_message(demo_http_url: 
 
 def _png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
     """The chunks after the signature, as (kind, data), each checked against its CRC."""
-    chunks, offset = [], 8
+    chunks: list[tuple[bytes, bytes]] = []
+    offset = 8
     while offset < len(png):
         length, kind = struct.unpack(">I4s", png[offset : offset + 8])
         data = png[offset + 8 : offset + 8 + length]

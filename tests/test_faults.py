@@ -15,9 +15,8 @@ from collections.abc import Iterator
 import anyio
 import psutil
 import pytest
-from fixtures.fault_servers import fault_url
-from tool_factory import make_tool
 
+from fixtures.fault_servers import fault_url
 from knime_mcp.client import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
@@ -25,6 +24,7 @@ from knime_mcp.errors import ServerConnectError
 from knime_mcp.provider import list_server_tools
 from knime_mcp.tool import MCPTool, ToolAnnotations
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+from tool_factory import make_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -261,7 +261,7 @@ async def test_a_writing_call_refused_with_503_is_not_retried_and_the_message_na
 
 
 def test_retry_after_is_honoured_over_a_shorter_backoff() -> None:
-    from tenacity import RetryCallState, Future
+    from tenacity import Future, RetryCallState
 
     from knime_mcp.errors import ServerBusyError
 

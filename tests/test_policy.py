@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tool_factory import make_tool
 
 from knime_mcp.errors import ConfigError
 from knime_mcp.policy import ToolPolicy
 from knime_mcp.tool import MCPTool, ToolAnnotations
+from tool_factory import make_tool
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 WRITES = ToolAnnotations(read_only=False, destructive=False)

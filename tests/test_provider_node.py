@@ -6,10 +6,10 @@ import json
 
 import knime.extension as knext
 import pytest
-from node_contexts import ConfigureContext, ExecuteContext
 
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
+from node_contexts import ConfigureContext, ExecuteContext
 
 knext_host_tools = pytest.importorskip("knext_host_tools")
 

@@ -14,44 +14,54 @@ Policies, each decided in one place:
 
     run = await run_agent(model, tools, "What is 2 + 3?", config=AgentConfig(iteration_limit=5))
     run.conversation.new_messages[-1].text
+
+Importing this module is cheap (the Agent Prompter node reads its defaults when KNIME builds the node repository):
+langchain, the MCP client and the toolset load when a run starts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from secrets import token_hex
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-
-from knime_mcp.agent_tools import DEFAULT_MAX_CONCURRENCY, AgentToolset, ToolCallLogEntry, ToolTurn
 from knime_mcp.chat_model import ChatModelError, model_errors
-from knime_mcp.client import ClientPool
 from knime_mcp.config import CredentialLookup
-from knime_mcp.conversation import Conversation
-from knime_mcp.dispatch import Dispatcher, LocalTool
 from knime_mcp.errors import ConfigError, McpToolError
-from knime_mcp.sync import ProgressCallback
-from knime_mcp.tool import MCPTool
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+
+    from knime_mcp.agent_tools import ToolCallLogEntry, ToolTurn
+    from knime_mcp.conversation import Conversation
+    from knime_mcp.dispatch import LocalTool
+    from knime_mcp.sync import ProgressCallback
+    from knime_mcp.tool import MCPTool
 
 __all__ = [
     "DEFAULT_ITERATION_LIMIT",
+    "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_SYSTEM_MESSAGE",
     "FINAL_ANSWER_PROMPT",
     "UNTRUSTED_OUTPUT_NOTICE",
     "Agent",
     "AgentConfig",
     "AgentRun",
+    "ConversationLike",
     "ErrorMode",
     "IterationLimitError",
     "LimitMode",
     "ToolErrorMode",
+    "ToolsetLike",
     "run_agent",
     "system_prompt",
 ]
 
 DEFAULT_ITERATION_LIMIT = 25
+DEFAULT_MAX_CONCURRENCY = 4
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant. Use the available tools when they help to answer the request."
 
@@ -99,6 +109,9 @@ class AgentConfig:
     call_timeout: float | None = None
     """Seconds per MCP tool call; None uses each server's own call timeout."""
 
+    output_cap: int = DEFAULT_LIMIT_BYTES
+    """UTF-8 bytes of one tool result's text that reach the model; the rest is cut, with a note saying so."""
+
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:
             raise ConfigError("The iteration limit must be at least 1.")
@@ -106,12 +119,16 @@ class AgentConfig:
             raise ConfigError("The maximum number of concurrent tool calls must be at least 1.")
         if self.call_timeout is not None and self.call_timeout <= 0:
             raise ConfigError("The tool call timeout must be a positive number of seconds.")
+        if self.output_cap < MIN_LIMIT_BYTES:
+            raise ConfigError(f"The tool output cap must be at least {MIN_LIMIT_BYTES:,} bytes.")
         for value, kind in ((self.on_limit, LimitMode), (self.errors, ErrorMode), (self.tool_errors, ToolErrorMode)):
             if value not in get_args(kind):
                 raise ConfigError(f"Unknown agent setting {value!r}; use one of {', '.join(get_args(kind))}.")
 
 
 class ConversationLike(Protocol):
+    """What the loop needs of a conversation: everything to send, and a way to add to it."""
+
     @property
     def messages(self) -> list[BaseMessage]: ...
 
@@ -119,6 +136,8 @@ class ConversationLike(Protocol):
 
 
 class ToolsetLike(Protocol):
+    """What the loop needs of the tools: specs for ``bind_tools``, and replies to a message's tool calls."""
+
     @property
     def specs(self) -> list[dict[str, Any]]: ...
 
@@ -151,8 +170,8 @@ class Agent:
         """Ask and run tools until the model answers without tool calls; at the limit, fail or ask for an answer."""
         limit = self._config.iteration_limit
         for turn in range(1, limit + 1):
-            self._report(turn - 1, f"Model call {turn} of at most {limit}")
-            answer = await self._ask(self._with_tools, self._conversation.messages)
+            self._report((turn - 1) / limit, f"Model call {turn} of at most {limit}")
+            answer = _with_call_ids(await self._ask(self._with_tools, self._conversation.messages))
             self._conversation.append(answer)
             if not (answer.tool_calls or answer.invalid_tool_calls):
                 return
@@ -165,6 +184,8 @@ class Agent:
                 f"The model was still calling tools after {limit} model calls (the iteration limit).",
                 hint="Raise the iteration limit, or let the node ask for a final answer when the limit is reached.",
             )
+        from langchain_core.messages import HumanMessage
+
         self._report(1.0, "Asking for a final answer")
         self._conversation.append(
             await self._ask(self._model, [*self._conversation.messages, HumanMessage(FINAL_ANSWER_PROMPT)])
@@ -176,9 +197,25 @@ class Agent:
         _check_answer(answer)
         return answer
 
-    def _report(self, done: float, message: str) -> None:
+    def _report(self, fraction: float, message: str) -> None:
         if self._progress is not None:
-            self._progress(min(done / self._config.iteration_limit, 1.0), message)
+            self._progress(fraction, message)
+
+
+def _with_call_ids(answer: AIMessage) -> AIMessage:
+    """Every tool call with an id: some servers leave it out, but each tool message must name its call."""
+    if all(call.get("id") for call in [*answer.tool_calls, *answer.invalid_tool_calls]):
+        return answer
+    return answer.model_copy(
+        update={
+            "tool_calls": [{**call, "id": call.get("id") or _call_id()} for call in answer.tool_calls],
+            "invalid_tool_calls": [{**call, "id": call.get("id") or _call_id()} for call in answer.invalid_tool_calls],
+        }
+    )
+
+
+def _call_id() -> str:
+    return f"call_{token_hex(6)}"
 
 
 def _check_answer(answer: AIMessage) -> None:
@@ -195,17 +232,16 @@ def _check_answer(answer: AIMessage) -> None:
         raise ChatModelError("The model's reply was withheld by the server's content filter.")
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentRun:
-    """What a run produced: the conversation (history and new messages, and an error in the error-column mode) and
-    the tool-call log, one entry per tool call in call order."""
+    """What a run produced: the conversation (history and new messages, and an error row in the error-column mode)
+    and the tool-call log, one entry per tool call in call order."""
 
     conversation: Conversation
     log: list[ToolCallLogEntry] = field(default_factory=list)
 
-    @property
-    def error(self) -> str | None:
-        return self.conversation.error
+    failure: McpToolError | None = None
+    """Why the run stopped early, in the error-column mode (its class gives the CLI's exit code)."""
 
 
 def system_prompt(system_message: str | None) -> str:
@@ -230,18 +266,30 @@ async def run_agent(
     ``secrets`` (the model's API key) are scrubbed from model errors. Under :func:`run_sync` this runs on the
     background loop; workflow tools reach back to the caller's thread on their own.
     """
+    from langchain_core.messages import HumanMessage
+
+    from knime_mcp.agent_tools import AgentToolset
+    from knime_mcp.client import ClientPool
+    from knime_mcp.conversation import Conversation
+    from knime_mcp.dispatch import Dispatcher
+
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
     conversation = Conversation(system_prompt(system_message), history)
     async with ClientPool(credentials=credentials, max_concurrency=config.max_concurrency) as pool:
-        toolset = AgentToolset(tools, Dispatcher(pool, timeout=config.call_timeout), max_concurrency=config.max_concurrency)
+        dispatcher = Dispatcher(pool, timeout=config.call_timeout)
+        toolset = AgentToolset(
+            tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap
+        )
         agent = Agent(model, conversation, toolset, config, progress=progress, secrets=secrets)
         conversation.append(HumanMessage(user_message))
+        failure: McpToolError | None = None
         try:
             await agent.run()
         except McpToolError as exc:
             if config.errors == "fail":
                 raise
+            failure = exc
             conversation.append_error(str(exc))
-    return AgentRun(conversation=conversation, log=toolset.log)
+    return AgentRun(conversation=conversation, log=toolset.log, failure=failure)

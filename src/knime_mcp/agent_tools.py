@@ -23,7 +23,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, assert_never
 
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -34,9 +34,12 @@ from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePa
 from knime_mcp.sync import CallerThread
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ToolNameMap
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
-    "DEFAULT_MAX_CONCURRENCY",
     "LOG_COLUMNS",
     "WORKFLOW_EXECUTION_HINTS",
     "AgentToolset",
@@ -47,8 +50,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_CONCURRENCY = 4
 
 WORKFLOW_EXECUTION_HINTS = {"execution-mode": "DEFAULT", "with-view-nodes": "False"}
 """What KNIME's own Agent Prompter sends with ``_execute_tool`` for a plain (non-debug) run."""
@@ -87,7 +88,8 @@ class ToolCallLogEntry:
     server: str | None
     arguments: str
     status: str
-    """``ok``, ``tool_error``, ``invalid_arguments``, ``unknown_tool``, ``timeout``, ``connection_error``, ``failed``."""
+    """``ok``, ``tool_error``, ``invalid_arguments``, ``unknown_tool``, ``timeout``, ``connection_error`` or
+    ``failed``."""
 
     error: str | None
     duration_ms: float
@@ -132,12 +134,14 @@ class AgentToolset:
         tools: Sequence[MCPTool | LocalTool],
         dispatcher: Dispatcher,
         *,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_concurrency: int,
+        output_cap: int = DEFAULT_LIMIT_BYTES,
     ) -> None:
         self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap([(tool.name, tool) for tool in tools])
         self._dispatcher = dispatcher
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._fence = secrets.token_hex(4)
+        self._output_cap = output_cap
         self.log: list[ToolCallLogEntry] = []
 
     @property
@@ -194,30 +198,36 @@ class AgentToolset:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             result_size=0,
         )
-        logger.warning("Tool call %s of %r refused (%s): %s", call.id, call.name, status, error)
+        logger.info("Tool call %s of %r refused (%s): %s", call.id, call.name, status, error)
         return _Reply(entry, None, error)
 
     def _messages(self, calls: list[_Call], replies: list[_Reply]) -> list[BaseMessage]:
         messages: list[BaseMessage] = []
         images: list[tuple[str, ImagePart]] = []
         for call, reply in zip(calls, replies, strict=True):
-            if reply.error is not None:
-                content = f"The tool call failed ({reply.entry.status}).\n{self._fenced(call.name, str(reply.error))}"
-                if reply.result is not None and reply.result.is_error:
-                    content = f"The tool reported an error.\n{self._fenced(call.name, _render(reply.result, [], 0))}"
-                messages.append(ToolMessage(content, tool_call_id=call.id, name=call.name, status="error"))
-                continue
-            assert reply.result is not None
-            attached: list[ImagePart] = []
-            text = self._fenced(call.name, _render(reply.result, attached, len(images)))
-            images += [(call.name, image) for image in attached]
-            messages.append(ToolMessage(text, tool_call_id=call.id, name=call.name))
+            messages.append(self._tool_message(call, reply, images))
         if images:
             messages.append(_images_message(images))
         return messages
 
+    def _tool_message(self, call: _Call, reply: _Reply, images: list[tuple[str, ImagePart]]) -> ToolMessage:
+        """The reply to one call; its images are added to ``images`` and referred to by number."""
+        if reply.result is not None and reply.result.is_error:
+            text = f"The tool reported an error.\n{self._fenced(call.name, _render(reply.result, [], 0))}"
+        elif reply.error is not None:
+            text = f"The tool call failed ({reply.entry.status}).\n{self._fenced(call.name, str(reply.error))}"
+        else:
+            assert reply.result is not None
+            attached: list[ImagePart] = []
+            text = self._fenced(call.name, _render(reply.result, attached, len(images)))
+            images += [(call.name, image) for image in attached]
+        status = "success" if reply.error is None else "error"
+        return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)
+
     def _fenced(self, tool: str, text: str) -> str:
-        """Tool output as data: between tags carrying this run's random fence value, which output cannot forge."""
+        """Tool output as data: at most ``output_cap`` bytes, between tags carrying this run's random fence value
+        (which tool output cannot forge)."""
+        text, _ = cap_text(text, self._output_cap)
         return f'<tool-output tool="{tool}" fence="{self._fence}">\n{text}\n</tool-output fence="{self._fence}">'
 
 
@@ -232,14 +242,11 @@ def _spec(name: str, tool: MCPTool | LocalTool) -> dict[str, Any]:
 
 
 def _calls(message: AIMessage) -> list[_Call]:
-    """Valid and malformed tool calls alike, each with an id (the tool message must name it)."""
-    calls = [
-        _Call(call.get("id") or f"call_{index}", call["name"], dict(call["args"]), None)
-        for index, call in enumerate(message.tool_calls, start=1)
-    ]
-    for index, call in enumerate(message.invalid_tool_calls, start=len(calls) + 1):
+    """Valid and malformed tool calls alike (the agent has given each an id)."""
+    calls = [_Call(str(call["id"]), call["name"], dict(call["args"]), None) for call in message.tool_calls]
+    for call in message.invalid_tool_calls:
         problem = call.get("error") or f"cannot parse {str(call.get('args'))[:200]!r}"
-        calls.append(_Call(call.get("id") or f"call_{index}", call.get("name") or "", {}, problem))
+        calls.append(_Call(str(call["id"]), call.get("name") or "", {}, problem))
     return calls
 
 
@@ -262,7 +269,7 @@ def _reply(call: _Call, turn: int, kind: str, outcome: CallOutcome) -> _Reply:
         outcome.raise_for_error()
     except McpToolError as exc:
         error = exc
-        logger.warning("Tool call %s of %r failed (%s): %s", call.id, call.name, record.status, record.error)
+        logger.info("Tool call %s of %r failed (%s): %s", call.id, call.name, record.status, record.error)
     return _Reply(entry, outcome.result, error)
 
 
@@ -367,7 +374,7 @@ def _workflow_runner(tool: _WorkflowTool, ctx: Any, caller: CallerThread) -> Any
     return run
 
 
-def log_table(entries: Sequence[ToolCallLogEntry]) -> Any:
+def log_table(entries: Sequence[ToolCallLogEntry]) -> pa.Table:
     """The tool-call log as an Arrow table with the columns of :data:`LOG_COLUMNS`."""
     import pyarrow as pa
 

@@ -30,7 +30,7 @@ from knime_mcp.convert import (
 from knime_mcp.errors import ConfigError
 from knime_mcp.tool import MCPTool
 
-__all__ = ["ROW_ID_COLUMN", "ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns"]
+__all__ = ["ROW_ID_COLUMN", "ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns", "parse_template"]
 
 ROW_ID_COLUMN = "<RowID>"
 """The RowID column KNIME puts first in ``to_pyarrow()`` tables; never matched to a parameter."""
@@ -43,6 +43,20 @@ _PLACEHOLDER = re.compile(r"\{([^{}\"]+)\}")
 
 class ArgumentError(ValueError):
     """One row's arguments cannot be built; the message names the parameter and the column."""
+
+
+def parse_template(text: str) -> dict[str, Any]:
+    """A mapping template's JSON object; checks only its syntax, so it needs neither the tool nor the table."""
+    try:
+        template = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"The argument mapping is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            hint='Write a JSON object, e.g. {"text": "{comment}"}.',
+        ) from None
+    if not isinstance(template, dict):
+        raise ConfigError("The argument mapping must be a JSON object.", hint='For example {"text": "{comment}"}.')
+    return template
 
 
 class _Missing:
@@ -190,25 +204,13 @@ class ArgumentPlan:
         if mapping is None or (isinstance(mapping, str) and not mapping.strip()):
             return {}
         if isinstance(mapping, str):
-            template = self._template(mapping)
+            template = parse_template(mapping)
             fields = {name: self._compile(value, self._properties.get(name)) for name, value in template.items()}
         else:
             fields = {name: self._column(column, self._properties.get(name)) for name, column in mapping.items()}
         for name in fields:
             self._check_parameter(name)
         return fields
-
-    def _template(self, text: str) -> dict[str, Any]:
-        try:
-            template = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"The argument mapping is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-                hint='Write a JSON object, e.g. {"text": "{comment}"}.',
-            ) from None
-        if not isinstance(template, dict):
-            raise ConfigError("The argument mapping must be a JSON object.", hint='For example {"text": "{comment}"}.')
-        return template
 
     def _column(self, column: Any, schema: Any) -> _Column:
         if not isinstance(column, str) or column not in self._available:

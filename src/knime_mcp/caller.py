@@ -7,8 +7,8 @@ result batches. Each output batch is its input batch (RecordBatch, Table or Data
 batches is in memory at once, however long the table; ``concurrency`` calls run at a time over the one session.
 
 On errors: ``fail`` stops at the first failed row in row order and raises its error with the row number;
-``column`` writes each row's error into the error columns and goes on. A lost or refused connection ends the run in
-both modes, since every later row would fail the same way.
+``column`` writes each row's error into the error columns and goes on. A refused or lost connection ends the run in
+both modes, since every later row would fail the same way; a busy server's 429 or 5xx is the row's own error.
 
     summary = call_table_sync(tool, table.batches(), output.append, options=CallerOptions(concurrency=8))
     async with ClientPool() as pool:
@@ -17,19 +17,19 @@ both modes, since every later row would fail the same way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 
-from knime_mcp.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentMapping, ArgumentPlan
+from knime_mcp.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, parse_template
+from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
 from knime_mcp.client import ClientPool
 from knime_mcp.config import CredentialLookup
-from knime_mcp.dispatch import CallOutcome, Dispatcher, RetryPolicy
-from knime_mcp.errors import ConfigError, McpToolError, ServerConnectError, ToolCallError
+from knime_mcp.dispatch import Dispatcher, RetryPolicy
+from knime_mcp.errors import ConfigError, ServerBusyError, ServerConnectError
 from knime_mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tool import MCPTool
 
@@ -45,26 +45,13 @@ __all__ = [
     "call_table",
     "call_table_sync",
     "result_columns",
+    "select_tool",
 ]
 
 OnError = Literal["fail", "column"]
-ResultKind = Literal["string", "binary", "boolean", "double"]
-
-RESULT_COLUMNS: tuple[tuple[str, ResultKind], ...] = (
-    ("Result", "string"),
-    ("Structured result", "string"),
-    ("Image", "binary"),
-    ("Is error", "boolean"),
-    ("Error", "string"),
-    ("Duration (ms)", "double"),
-)
-"""The columns appended to every row: joined text content, structured content as JSON text, the first image's
-bytes (PNG for most servers), whether the row failed, why, and how long the call took (retries included)."""
 
 _BATCHES_AHEAD = 2
 """Input batches read ahead of the one being written: enough to keep every call slot busy across batch borders."""
-
-_FAIL_HINT = "Fix the row, or set the error handling to 'error column' to record failed rows and go on."
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +83,8 @@ class CallerOptions:
             raise ConfigError(f"Unknown error handling {self.on_error!r}; use one of {', '.join(get_args(OnError))}.")
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigError("The call timeout must be a positive number of seconds.")
+        if isinstance(self.mapping, str) and self.mapping.strip():
+            parse_template(self.mapping)
 
 
 @dataclass(frozen=True)
@@ -107,134 +96,20 @@ class CallSummary:
     batches: int
 
 
-def result_columns(input_columns: Sequence[str]) -> list[tuple[str, ResultKind]]:
-    """The result columns' names and kinds, renamed ``"Name (#1)"`` where an input column already has the name."""
-    taken = set(input_columns)
-    columns = []
-    for name, kind in RESULT_COLUMNS:
-        unique, number = name, 0
-        while unique in taken:
-            number += 1
-            unique = f"{name} (#{number})"
-        taken.add(unique)
-        columns.append((unique, kind))
-    return columns
-
-
-class _RowResult(NamedTuple):
-    text: str | None
-    structured: str | None
-    image: bytes | None
-    is_error: bool
-    error: str | None
-    duration_ms: float | None
-    failure: McpToolError | None
-    """The error to raise for this row in ``fail`` mode."""
-
-
-def _from_outcome(outcome: CallOutcome, label: str) -> _RowResult:
-    result, record = outcome.result, outcome.record
-    if outcome.error is not None:
-        failure = _at_row(outcome.error, label)
-        return _RowResult(None, None, None, True, str(outcome.error), record.duration_ms, failure)
-    assert result is not None
-    structured = None if result.structured is None else json.dumps(result.structured, ensure_ascii=False)
-    images = result.images
-    image = images[0].bytes if images else None
-    if not result.is_error:
-        return _RowResult(result.text, structured, image, False, None, record.duration_ms, None)
-    failure = ToolCallError(
-        f"Row {label}: tool {record.tool!r} reported an error: {result.text}", server=record.server, hint=_FAIL_HINT
+def select_tool(tools: Sequence[MCPTool], name: str) -> MCPTool:
+    """The tool called ``name`` among ``tools`` (a tools table, a server's list); no name: the only tool."""
+    listed = ", ".join(repr(tool.name) for tool in tools) or "none"
+    if not name.strip():
+        if len(tools) == 1:
+            return tools[0]
+        raise ConfigError("Choose the tool to call.", hint=f"Available tools: {listed}.")
+    for tool in tools:
+        if tool.name == name.strip():
+            return tool
+    raise ConfigError(
+        f"There is no tool {name.strip()!r}.",
+        hint=f"Available tools: {listed}. Check the name, and the provider's filter and prefix settings.",
     )
-    return _RowResult(result.text, structured, image, True, result.text, record.duration_ms, failure)
-
-
-def _at_row(error: McpToolError, label: str) -> McpToolError:
-    """The same kind of error, with the row in its message so the workflow builder can find it."""
-    return type(error)(f"Row {label}: {error.message}", server=error.server, hint=error.hint or _FAIL_HINT)
-
-
-def _invalid_row(error: ArgumentError, label: str) -> _RowResult:
-    failure = ToolCallError(f"Row {label}: {error}", hint=_FAIL_HINT)
-    return _RowResult(None, None, None, True, str(error), None, failure)
-
-
-class _Batch:
-    """One input batch on its way through: its arguments, and each row's result once its call is done."""
-
-    def __init__(self, data: pa.RecordBatch, first_row: int, plan: ArgumentPlan) -> None:
-        self.data = data
-        self.first_row = first_row
-        self.size = data.num_rows
-        cells = {column: data.column(column).to_pylist() for column in plan.columns}
-        self.arguments: list[dict[str, Any] | ArgumentError] = []
-        for row in range(self.size):
-            try:
-                self.arguments.append(plan.build(cells, row))
-            except ArgumentError as exc:
-                self.arguments.append(exc)
-        self.results: list[_RowResult | None] = [None] * self.size
-        self.unfinished = self.size
-        self.watched = False
-        """Whether the writer must hear of every finished row: set once the first failure lies in this batch."""
-        self.changed = anyio.Event()
-
-    def label(self, row: int) -> str:
-        """The row's number in the table, and its KNIME RowID when the batch has one."""
-        number = f"{self.first_row + row + 1}"
-        if ROW_ID_COLUMN not in self.data.schema.names:
-            return number
-        return f"{number} (RowID {self.data.column(ROW_ID_COLUMN)[row].as_py()})"
-
-    def finish(self, row: int, result: _RowResult) -> None:
-        self.results[row] = result
-        self.unfinished -= 1
-        if self.unfinished == 0 or self.watched:
-            self.changed.set()
-
-    def settled(self, stop: int | None) -> bool:
-        """All rows done, or in ``fail`` mode all rows up to the first failure."""
-        if self.unfinished == 0:
-            return True
-        if stop is None or not self.first_row <= stop < self.first_row + self.size:
-            return False
-        return all(result is not None for result in self.results[: stop - self.first_row + 1])
-
-    def first_failure(self) -> McpToolError | None:
-        return next((r.failure for r in self.results if r is not None and r.failure is not None), None)
-
-    def output(self, names: Sequence[str]) -> pa.RecordBatch:
-        import pyarrow as pa
-
-        results: list[_RowResult] = self.results  # type: ignore[assignment]  (settled: every row is done)
-        arrays = [
-            pa.array([r.text for r in results], pa.string()),
-            pa.array([r.structured for r in results], pa.string()),
-            pa.array([r.image for r in results], pa.large_binary()),
-            pa.array([r.is_error for r in results], pa.bool_()),
-            pa.array([r.error for r in results], pa.string()),
-            pa.array([r.duration_ms for r in results], pa.float64()),
-        ]
-        schema = self.data.schema
-        for name, array in zip(names, arrays):
-            schema = schema.append(pa.field(name, array.type))
-        return pa.RecordBatch.from_arrays([*self.data.columns, *arrays], schema=schema)
-
-
-def _record_batch(data: Any) -> pa.RecordBatch:
-    """One RecordBatch per input batch, so output batches keep the input's sizes (KNIME requires equal sizes)."""
-    import pyarrow as pa
-
-    if isinstance(data, pa.RecordBatch):
-        return data
-    if isinstance(data, pa.Table):
-        batches = data.combine_chunks().to_batches()
-        return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=data.schema)
-    import pandas as pd
-
-    if isinstance(data, pd.DataFrame):
-        return pa.RecordBatch.from_pandas(data, preserve_index=False)
-    raise TypeError(f"Input batches must be pyarrow RecordBatches or Tables or pandas DataFrames, not {type(data)}")
 
 
 class _Run:
@@ -258,8 +133,8 @@ class _Run:
         self.rows = self.errors = self.batches = 0
 
     async def run(self, batches: AsyncIterator[Any]) -> CallSummary:
-        jobs_send, jobs = anyio.create_memory_object_stream[_Batch](_BATCHES_AHEAD)
-        rows_send, rows = anyio.create_memory_object_stream[tuple[_Batch, int]]()
+        jobs_send, jobs = anyio.create_memory_object_stream[PendingBatch](_BATCHES_AHEAD)
+        rows_send, rows = anyio.create_memory_object_stream[tuple[PendingBatch, int]]()
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._read, batches, jobs_send, rows_send)
@@ -271,23 +146,23 @@ class _Run:
             raise _sole(group) from None
         return CallSummary(self.rows, self.errors, self.batches)
 
-    def _prepare(self, data: pa.RecordBatch, first_row: int) -> _Batch:
+    def _prepare(self, data: pa.RecordBatch, first_row: int) -> PendingBatch:
         if self.plan is None:
             self.plan = ArgumentPlan(self.tool, data.schema.names, self.options.mapping)
             self.names = [name for name, _ in result_columns(data.schema.names)]
-        return _Batch(data, first_row, self.plan)
+        return PendingBatch(data, first_row, self.plan)
 
     async def _read(self, batches: AsyncIterator[Any], jobs: Any, rows: Any) -> None:
         async with jobs, rows:
             first_row = 0
             async for data in batches:
-                job = self._prepare(_record_batch(data), first_row)
+                job = self._prepare(record_batch(data), first_row)
                 await jobs.send(job)
                 for row, arguments in enumerate(job.arguments):
                     if self.stop is not None:
                         return
                     if isinstance(arguments, ArgumentError):
-                        self._finish(job, row, _invalid_row(arguments, job.label(row)))
+                        self._finish(job, row, RowResult.invalid(arguments, job.label(row)))
                     else:
                         await rows.send((job, row))
                 first_row += job.size
@@ -296,11 +171,11 @@ class _Run:
         async with rows:
             async for job, row in rows:
                 outcome = await self.dispatcher.call(self.tool, job.arguments[row])
-                if isinstance(outcome.error, ServerConnectError):
+                if _ends_the_run(outcome.error):
                     raise outcome.error
-                self._finish(job, row, _from_outcome(outcome, job.label(row)))
+                self._finish(job, row, RowResult.from_outcome(outcome, job.label(row)))
 
-    def _finish(self, job: _Batch, row: int, result: _RowResult) -> None:
+    def _finish(self, job: PendingBatch, row: int, result: RowResult) -> None:
         number = job.first_row + row
         if result.is_error and self.options.on_error == "fail" and (self.stop is None or number < self.stop):
             self.stop = number
@@ -330,6 +205,11 @@ class _Run:
             self.progress(min(self.rows / self.total_rows, 1.0), f"{self.rows:,} of {self.total_rows:,} rows called")
         else:
             self.progress(0.0, f"{self.rows:,} rows called")
+
+
+def _ends_the_run(error: Exception | None) -> bool:
+    """A refused or lost connection fails every later row too; a busy answer (429, 5xx) is this row's alone."""
+    return isinstance(error, ServerConnectError) and not isinstance(error, ServerBusyError)
 
 
 def _sole(group: BaseExceptionGroup) -> BaseException:

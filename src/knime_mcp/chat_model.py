@@ -179,30 +179,36 @@ def model_errors(model: str, secrets: Iterable[str | None] = ()) -> Iterator[Non
 
 
 def _describe(exc: Exception) -> tuple[str, str | None]:
-    """What went wrong and what to do, by the openai client's error classes (matched by name: any client works)."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    status = getattr(exc, "status_code", None)
-    detail = getattr(exc, "message", None) or str(exc)
-    if "AuthenticationError" in names or "PermissionDeniedError" in names:
-        return (
-            f"The chat model server refused the API key (HTTP {status}).",
-            "Check the credential that holds the API key, and that the key may use this model.",
-        )
-    if "NotFoundError" in names:
-        return (
-            f"The chat model server answered HTTP 404: {detail}",
-            "Check the model name and the base URL (it usually ends in /v1).",
-        )
-    if "RateLimitError" in names:
-        return f"The chat model server is rate limiting requests: {detail}", "Wait a while, or lower the load."
-    if "APITimeoutError" in names:
-        return "The chat model did not answer in time.", "Raise the request timeout of the chat model."
-    if "APIConnectionError" in names:
-        return "Could not connect to the chat model server.", "Check the base URL and that the server is running."
-    if "APIStatusError" in names:
-        hint = "If the model does not support tool calling, choose one that does." if status == 400 else None
-        return f"The chat model server answered HTTP {status}: {detail}", hint
-    return f"The chat model call failed: {type(exc).__name__}: {exc}", None
+    """What went wrong and what to do, by the openai client's error classes (langchain-openai raises them as is)."""
+    import openai
+
+    detail = exc.message if isinstance(exc, openai.APIError) else str(exc)
+    match exc:
+        case openai.AuthenticationError() | openai.PermissionDeniedError():
+            return (
+                f"The chat model server refused the API key (HTTP {exc.status_code}).",
+                "Check the credential that holds the API key, and that the key may use this model.",
+            )
+        case openai.NotFoundError():
+            return (
+                f"The chat model server answered HTTP 404: {detail}",
+                "Check the model name and the base URL (it usually ends in /v1).",
+            )
+        case openai.RateLimitError():
+            return f"The chat model server is rate limiting requests: {detail}", "Wait a while, or lower the load."
+        case openai.APITimeoutError():
+            return "The chat model did not answer in time.", "Raise the request timeout of the chat model."
+        case openai.APIConnectionError():
+            return "Could not connect to the chat model server.", "Check the base URL and that the server is running."
+        case openai.BadRequestError():
+            return (
+                f"The chat model server answered HTTP 400: {detail}",
+                "If the model does not support tool calling, choose one that does.",
+            )
+        case openai.APIStatusError():
+            return f"The chat model server answered HTTP {exc.status_code}: {detail}", None
+        case _:
+            return f"The chat model call failed: {type(exc).__name__}: {exc}", None
 
 
 def _scrub(text: str, secrets: Iterable[str | None]) -> str:

@@ -12,12 +12,15 @@ so ``--help`` and the text table never load pyarrow.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
+from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentRun
+from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts
 from knime_mcp.errors import McpToolError, ToolCallError, UsageError
 
@@ -114,6 +117,37 @@ def _parser() -> _Parser:
     call.add_argument("tool", help="the tool's name on the server")
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")
 
+    table = commands.add_parser(
+        "call-table", parents=[server], help="call one tool for every row of a CSV or Parquet file"
+    )
+    table.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
+    table.add_argument("tool", help="the tool's name on the server")
+    table.add_argument("--input", required=True, metavar="FILE", help="a .csv or .parquet file: one call per row")
+    table.add_argument("--output", required=True, metavar="FILE", help="the .parquet file: input and result columns")
+    table.add_argument("--mapping", help='JSON template of the arguments, e.g. \'{"text": "{comment}"}\'')
+    table.add_argument("--concurrency", type=int, default=4, help="calls in flight at once, over one session")
+    table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
+    table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
+
+    agent = commands.add_parser(
+        "agent", parents=[server], help="let an LLM answer a prompt with the servers' tools; print the conversation"
+    )
+    agent.add_argument(
+        "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
+    )
+    agent.add_argument("--prompt", required=True, help="the user message")
+    agent.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenAI-compatible API root")
+    agent.add_argument("--model", required=True, help="the model's name on that server")
+    agent.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    agent.add_argument("--system", help="the system message (default: a short helpful-assistant one)")
+    agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    agent.add_argument("--max-tokens", type=int, help="most tokens per reply (default: the server's)")
+    agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
+    agent.add_argument("--iteration-limit", type=int, default=DEFAULT_ITERATION_LIMIT, help="model calls per run")
+    agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
+    agent.add_argument("--concurrency", type=int, default=DEFAULT_MAX_CONCURRENCY, help="tool calls at once")
+    agent.add_argument("--format", choices=["text", "json"], default="text")
+
     demo = commands.add_parser("demo-server", help="run the bundled demo MCP server (loopback only)")
     demo.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     demo.add_argument("--port", type=int, default=0)
@@ -195,6 +229,140 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> in
     return 0
 
 
+def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
+    """Batches stream from the input file to a Parquet file beside the output, renamed only on success."""
+    import os
+
+    import pyarrow.csv
+    import pyarrow.parquet
+
+    from knime_mcp.caller import CallerOptions, CallSummary, call_table, select_tool
+    from knime_mcp.client import ClientPool
+    from knime_mcp.dispatch import RetryPolicy
+    from knime_mcp.sync import run_sync
+
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more.")
+    options = CallerOptions(
+        mapping=args.mapping,
+        concurrency=args.concurrency,
+        retry=RetryPolicy(attempts=args.retries + 1),
+        on_error=args.on_error,
+    )
+    suffix = os.path.splitext(args.input)[1].lower()
+    if suffix not in (".csv", ".parquet"):
+        raise UsageError(f"--input must be a .csv or .parquet file, not {args.input!r}.")
+    try:
+        if suffix == ".csv":
+            reader, total = pyarrow.csv.open_csv(args.input), None
+        else:
+            parquet = pyarrow.parquet.ParquetFile(args.input)
+            reader, total = parquet.iter_batches(), parquet.metadata.num_rows
+    except (OSError, pyarrow.ArrowInvalid) as exc:
+        raise UsageError(f"Cannot read {args.input}: {exc}") from exc
+    partial_path = f"{args.output}.partial"
+    writers: list[pyarrow.parquet.ParquetWriter] = []
+
+    async def write(batch: pyarrow.RecordBatch) -> None:
+        if not writers:
+            writers.append(pyarrow.parquet.ParquetWriter(partial_path, batch.schema))
+        writers[0].write_batch(batch)
+
+    async def call_file() -> CallSummary:
+        async with ClientPool(max_concurrency=options.concurrency) as pool:
+            tool = select_tool(await (await pool.client(spec)).list_tools(), args.tool)
+            return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
+
+    try:
+        try:
+            summary = run_sync(call_file)
+        finally:
+            for writer in writers:
+                writer.close()
+    except BaseException:
+        if writers:
+            os.remove(partial_path)
+        raise
+    if not writers:
+        raise UsageError(f"{args.input} has no rows.")
+    os.replace(partial_path, args.output)
+    failed = f", {summary.errors:,} failed (see the Error column)" if summary.errors else ""
+    out.write(f"{summary.rows:,} rows called{failed}; wrote {args.output}\n")
+    return 0
+
+
+def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
+    from knime_mcp.agent import AgentConfig, run_agent
+    from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+    from knime_mcp.provider import list_server_tools
+    from knime_mcp.sync import run_sync
+    from knime_mcp.tool import MCPTool
+
+    targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
+    targets += [command] if command else []
+    if args.name and len(targets) > 1:
+        raise UsageError("--name names a single server; leave it out with several servers.")
+    specs = [server_spec(words, args) for words in targets] or [demo_server_spec()]
+    model = ChatModelConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout=args.request_timeout,
+    )
+    api_key = resolve_api_key(model)
+    config = AgentConfig(
+        iteration_limit=args.iteration_limit,
+        on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
+        errors="column",
+        max_concurrency=args.concurrency,
+    )
+
+    async def agent() -> AgentRun:
+        tools: list[MCPTool] = []
+        for spec in specs:
+            tools += (await list_server_tools(spec)).tools
+        system = {} if args.system is None else {"system_message": args.system}
+        chat = build_chat_model(model, api_key)
+        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], **system)
+
+    result = run_sync(agent)
+    if args.format == "json":
+        rows = result.conversation.rows(error_column=True)
+        log = [dataclasses.asdict(entry) for entry in result.log]
+        out.write(json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(_render_agent_run(result))
+    if result.failure is not None:
+        raise result.failure
+    return 0
+
+
+def _render_agent_run(result: AgentRun) -> str:
+    """The conversation, one block per message, then the tool-call log as aligned columns."""
+    lines = []
+    for row in result.conversation.rows():
+        label = row["Role"] + (f" {row['Tool Name']} [{row['Tool Call ID']}]" if row["Role"] == "tool" else "")
+        if row["Content"]:
+            lines.append(f"[{label}] {row['Content']}")
+        for call in json.loads(row["Tool Calls"] or "[]"):
+            arguments = json.dumps(call["arguments"], ensure_ascii=False)
+            lines.append(f"[{label}] -> {call['name']} {arguments} [{call['id']}]")
+        if row["Images"]:
+            lines.append(f"[{label}] ({len(json.loads(row['Images']))} image(s))")
+    header = ("TURN", "ID", "TOOL", "KIND", "SERVER", "STATUS", "MS", "SIZE", "ERROR")
+    table = [header] + [
+        (str(e.turn), e.tool_call_id, e.tool, e.kind, e.server or "-", e.status, f"{e.duration_ms:.0f}",
+         str(e.result_size), " ".join((e.error or "").split()))
+        for e in result.log
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    lines += ["", f"Tool calls: {len(result.log)}"]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in table]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one command and return its exit code; errors go to ``err`` as ``Error: …``."""
     out = out or sys.stdout
@@ -205,9 +373,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             from knime_mcp.demo_server import main as demo_main
 
             return demo_main(["--transport", args.transport, "--port", str(args.port)])
+        if args.command == "agent":
+            return _command_agent(args, target, out)
         spec = server_spec(target, args)
         if args.command == "tools":
             return _command_tools(args, spec, out)
+        if args.command == "call-table":
+            return _command_call_table(args, spec, out)
         return _command_call(args, spec, out)
     except McpToolError as exc:
         print(f"Error: {exc}", file=err)

@@ -128,11 +128,9 @@ def _role(message: BaseMessage) -> str:
 
 
 def _tool_calls(message: AIMessage) -> list[dict[str, Any]]:
-    valid = [{"id": call["id"], "name": call["name"], "arguments": call["args"]} for call in message.tool_calls]
-    invalid = [
-        {"id": call["id"], "name": call["name"], "arguments": call["args"]} for call in message.invalid_tool_calls
-    ]
-    return valid + invalid
+    """Valid calls with their arguments as an object, malformed ones with the text the model sent."""
+    calls = [*message.tool_calls, *message.invalid_tool_calls]
+    return [{"id": call["id"], "name": call["name"], "arguments": call["args"]} for call in calls]
 
 
 def _image_urls(content: str | list[Any]) -> list[str]:

@@ -236,7 +236,7 @@ def _to_integer(value: Any, schema: Any, root: Any) -> int:
             pass
         case int():
             return value
-        case float() if _finite(value, value).is_integer():
+        case float() if math.isfinite(value) and value.is_integer():
             return int(value)
         case str():
             text = value.strip()

@@ -126,7 +126,8 @@ class CallOutcome:
         if self.error is not None:
             raise self.error
         if self.result is not None and self.result.is_error:
-            raise ToolCallError(f"Tool {self.record.tool!r} reported an error: {self.result.text}", server=self.record.server)
+            message = f"Tool {self.record.tool!r} reported an error: {self.result.text}"
+            raise ToolCallError(message, server=self.record.server)
 
 
 def _status(error: McpToolError) -> CallStatus:
@@ -162,7 +163,9 @@ class Dispatcher:
         self._retry = retry or RetryPolicy()
         self._policy = policy
 
-    def _refusal(self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]) -> tuple[McpToolError | None, CallStatus]:
+    def _refusal(
+        self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]
+    ) -> tuple[McpToolError | None, CallStatus]:
         """Why the call must not be made at all: the tool policy blocks it, or its arguments break the schema."""
         reason = self._policy.check(tool) if self._policy is not None and isinstance(tool, MCPTool) else None
         if reason is not None:

@@ -175,7 +175,9 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
                 hint="Raise the connect timeout, or check that the server is responsive.",
             )
         case httpx2.ConnectError() if "Name or service not known" in str(leaf) or "nodename" in str(leaf):
-            return ServerConnectError("The server's host name could not be resolved.", server=server, hint=_CONNECT_HINT)
+            return ServerConnectError(
+                "The server's host name could not be resolved.", server=server, hint=_CONNECT_HINT
+            )
         case httpx2.ConnectError():
             return ServerConnectError(f"Could not connect: {leaf}.", server=server, hint=_CONNECT_HINT)
         case httpx2.TransportError():

@@ -15,11 +15,11 @@ from functools import partial
 from typing import IO, Literal
 
 import httpx2
-from pydantic import ValidationError
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import ValidationError
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError

@@ -1,0 +1,40 @@
+"""Benchmark servers: the bundled demo server over each transport, started and stopped by the benchmark itself.
+
+HTTP transports start once per run on 127.0.0.1 with ``--port 0``; the first stdout line tells the URL. Stdio servers
+are started by whoever connects (the project's client or the raw SDK), from :data:`DEMO_STDIO`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+DEMO_STDIO = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "stdio"]
+FAST_STDIO = [sys.executable, str(Path(__file__).with_name("fast_server.py"))]
+"""An SDK-free stdio server with one instant `echo` tool, for the 250,000 calls of the memory figure."""
+
+_MARKER = " listening on "
+_STOP_GRACE_SECONDS = 5
+
+
+@contextlib.contextmanager
+def demo_server(transport: str) -> Iterator[str]:
+    """Run the demo server over ``streamable-http`` or ``sse`` and yield its URL; stop it afterwards."""
+    command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", transport, "--port", "0"]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if _MARKER not in line:
+            raise RuntimeError(f"{' '.join(command)} did not print its URL (got {line!r})")
+        yield line.split(_MARKER, 1)[1].strip()
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=_STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,258 @@
+"""Agent Prompter: prompts a chat model that may call MCP tools and KNIME workflow tools, and outputs the conversation
+and a log of every tool call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import knime.extension as knext
+
+from knime_mcp.agent import (
+    DEFAULT_ITERATION_LIMIT,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_SYSTEM_MESSAGE,
+    AgentConfig,
+    run_agent,
+)
+from knime_mcp.errors import ConfigError
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
+from nodes import CATEGORY
+from nodes._errors import knime_errors
+from nodes._settings import credential_lookup
+from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
+
+
+class LimitOptions(knext.EnumParameterOptions):
+    FAIL = ("Fail", "The node fails (or, with the error column, ends the conversation with the error).")
+    FINAL_ANSWER = (
+        "Ask for a final answer",
+        "The model is asked once more, without tools, to answer with what it has gathered.",
+    )
+
+
+class ErrorOptions(knext.EnumParameterOptions):
+    FAIL = ("Fail", "The node fails when the run stops early: a model error, the iteration limit, a failing tool "
+            "with 'Stop the run' below.")  # fmt: skip
+    COLUMN = (
+        "Error column",
+        "The node succeeds and the conversation table gets an Error column; a run that stops early ends with a row "
+        "holding only the error, after the messages exchanged so far.",
+    )
+
+
+class ToolErrorOptions(knext.EnumParameterOptions):
+    MODEL = ("Tell the model", "The error goes back to the model as the tool's result, so it can recover.")
+    FAIL = ("Stop the run", "The first failing tool call stops the run (see Error handling).")
+
+
+def _workflow_tool_type() -> knext.KnimeType | None:
+    """KNIME's WorkflowTool column type, which exists only inside KNIME 5.5 and later."""
+    try:
+        from knime.types.tool import WorkflowTool
+
+        return knext.logical(WorkflowTool)
+    except (ImportError, TypeError):
+        return None
+
+
+def _is_workflow_column(column: knext.Column) -> bool:
+    kind = _workflow_tool_type()
+    return kind is not None and column.ktype == kind
+
+
+def _is_string_column(column: knext.Column) -> bool:
+    return column.ktype == knext.string()
+
+
+_LOG_TYPES = {"int": knext.int64(), "string": knext.string(), "double": knext.double()}
+
+
+@knext.node("Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY)
+@knext.input_port("Chat model", "The chat model, from the Chat Model Connector.", chat_model_port_type)
+@knext.input_table("Tools", "MCP tools (from the MCP Tool Provider) and/or KNIME workflow tools.")
+@knext.input_table("Conversation", "An earlier conversation to continue, as this node outputs it.", optional=True)
+@knext.output_table("Conversation", "The conversation: the history first, then one row per new message.")
+@knext.output_table("Tool calls", "One row per tool call: turn, tool, kind, server, arguments, status, timing.")
+class AgentPrompter:
+    """Lets a chat model answer a prompt using MCP tools and KNIME workflow tools.
+
+    The model is offered every tool of the tools table: the MCP tools of one or more MCP Tool Provider tables
+    (concatenate them to combine servers) and, in KNIME 5.5 and later, workflow tools. It may call several tools per
+    step; they run concurrently, one reused connection per MCP server. Tool errors, invalid arguments and unknown
+    tool names go back to the model so it can correct itself.
+
+    Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
+    model never to follow instructions found in it. Images returned by tools reach vision models as images.
+
+    The *Conversation* output can be fed back into the optional conversation input to continue the conversation.
+    The *Tool calls* output logs every call with its arguments (secret-looking values redacted), status and
+    duration. The API key is read from the chat model's credential and never appears in any output.
+    """
+
+    system_message = knext.MultilineStringParameter(
+        "System message",
+        "Instructions for the model. A notice that tool output is untrusted data is always added.",
+        DEFAULT_SYSTEM_MESSAGE,
+        number_of_lines=4,
+    )
+    user_message = knext.MultilineStringParameter("User message", "The prompt for the model.", "", number_of_lines=6)
+    mcp_column = knext.ColumnParameter(
+        "MCP tool column",
+        "The column holding MCP tools; none chosen: the provider's 'MCP Tool' column, if there is one.",
+        port_index=1,
+        column_filter=_is_string_column,
+    )
+    workflow_column = knext.ColumnParameter(
+        "Workflow tool column",
+        "The column holding KNIME workflow tools (KNIME 5.5 and later); none chosen: the first such column, if any.",
+        port_index=1,
+        column_filter=_is_workflow_column,
+    )
+    iteration_limit = knext.IntParameter(
+        "Iteration limit", "The most model calls that may ask for tools in one execution.", DEFAULT_ITERATION_LIMIT,
+        min_value=1,
+    )
+    on_limit = knext.EnumParameter(
+        "When the limit is reached", "What happens when the model still calls tools at the limit.",
+        LimitOptions.FAIL.name, LimitOptions,
+    )
+    errors = knext.EnumParameter(
+        "Error handling", "What happens when the run stops early.", ErrorOptions.FAIL.name, ErrorOptions
+    )
+    tool_errors = knext.EnumParameter(
+        "When a tool call fails", "Whether a failing tool call ends the run.", ToolErrorOptions.MODEL.name,
+        ToolErrorOptions, is_advanced=True,
+    )
+    max_concurrency = knext.IntParameter(
+        "Concurrent tool calls", "The most tool calls of one model message that run at the same time.",
+        DEFAULT_MAX_CONCURRENCY, min_value=1, is_advanced=True,
+    )
+    call_timeout = knext.DoubleParameter(
+        "Tool call timeout (s)",
+        "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider.",
+        0.0, min_value=0.0, is_advanced=True,
+    )
+    output_cap = knext.IntParameter(
+        "Tool output cap (bytes)",
+        "The most UTF-8 bytes of one tool result that reach the model; the rest is cut, with a note saying so.",
+        DEFAULT_LIMIT_BYTES, min_value=MIN_LIMIT_BYTES, is_advanced=True,
+    )
+
+    def configure(
+        self,
+        ctx: knext.ConfigurationContext,
+        model: ChatModelSpec,
+        tools: knext.Schema,
+        history: knext.Schema | None,
+    ) -> list[knext.Schema]:
+        from knime_mcp.conversation import CONTENT, ROLE
+
+        with knime_errors():
+            config = self._config()
+            if not self.user_message.strip():
+                raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
+            self._tool_columns(tools)
+            if history is not None and not {ROLE, CONTENT} <= set(history.column_names):
+                raise ConfigError(
+                    f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
+                    hint="Connect a conversation table as this node outputs it.",
+                )
+        return [_conversation_schema(config.errors == "column"), _log_schema()]
+
+    def execute(
+        self,
+        ctx: knext.ExecutionContext,
+        model: ChatModelPortObject,
+        tools: knext.Table,
+        history: knext.Table | None,
+    ) -> list[knext.Table]:
+        from knime_mcp.agent_tools import log_table, workflow_tools
+        from knime_mcp.arrow import tools_from_frame
+        from knime_mcp.chat_model import build_chat_model, resolve_api_key
+        from knime_mcp.conversation import conversation_table, messages_from_arrow
+        from knime_mcp.sync import CallerThread, run_sync
+
+        with knime_errors():
+            config = self._config()
+            mcp_column, workflow_column = self._tool_columns(tools.schema)
+            frame = tools.to_pandas()
+            caller = CallerThread()
+            mcp_tools = tools_from_frame(frame, mcp_column) if mcp_column else []
+            _check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
+            local, notes = workflow_tools(_cells(frame, workflow_column), ctx, caller)
+            api_key = resolve_api_key(model.config, credential_lookup(ctx))
+            run = run_sync(
+                run_agent,
+                build_chat_model(model.config, api_key),
+                [*mcp_tools, *local],
+                self.user_message,
+                system_message=self.system_message,
+                history=messages_from_arrow(history.to_pyarrow()) if history is not None else [],
+                config=config,
+                credentials=credential_lookup(ctx),
+                secrets=[api_key],
+                cancelled=ctx.is_canceled,
+                progress=ctx.set_progress,
+                caller_thread=caller,
+            )
+        if notes:
+            ctx.set_warning(" | ".join(notes))
+        return [
+            knext.Table.from_pyarrow(conversation_table(run.conversation, error_column=config.errors == "column")),
+            knext.Table.from_pyarrow(log_table(run.log)),
+        ]
+
+    def _config(self) -> AgentConfig:
+        return AgentConfig(
+            iteration_limit=self.iteration_limit,
+            on_limit="final_answer" if self.on_limit == LimitOptions.FINAL_ANSWER.name else "fail",
+            errors="column" if self.errors == ErrorOptions.COLUMN.name else "fail",
+            tool_errors="fail" if self.tool_errors == ToolErrorOptions.FAIL.name else "model",
+            max_concurrency=self.max_concurrency,
+            call_timeout=self.call_timeout or None,
+            output_cap=self.output_cap,
+        )
+
+    def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:
+        """The MCP and workflow tool columns: the chosen ones, else found by name and type; at least one."""
+        from knime_mcp.arrow import TOOL_COLUMN
+
+        names = schema.column_names
+        for chosen in (self.mcp_column, self.workflow_column):
+            if chosen and chosen not in names:
+                raise ConfigError(f"The tools table has no column {chosen!r}.", hint="Choose a tool column again.")
+        mcp = self.mcp_column or (TOOL_COLUMN if TOOL_COLUMN in names else None)
+        workflow = self.workflow_column or next((c.name for c in schema if _is_workflow_column(c)), None)
+        if mcp is None and workflow is None:
+            raise ConfigError(
+                "The tools table has no MCP tool column and no workflow tool column.",
+                hint="Connect the MCP Tool Provider's output, or a table of KNIME workflow tools.",
+            )
+        return mcp, workflow
+
+
+def _check_credentials(ctx: knext.ExecutionContext, names: set[str | None]) -> None:
+    """Fail as a setting problem up front, rather than letting the model see one failed call per server."""
+    missing = sorted(str(name) for name in names - set(ctx.get_credential_names()))
+    if missing:
+        raise ConfigError(
+            f"The MCP tools need the credentials {', '.join(map(repr, missing))}, which are not available here.",
+            hint="Connect the same credentials flow variables that the MCP Tool Provider used.",
+        )
+
+
+def _cells(frame: Any, column: str | None) -> list[Any]:
+    return [] if column is None else [cell for cell in frame[column].tolist() if cell is not None]
+
+
+def _conversation_schema(error_column: bool) -> knext.Schema:
+    from knime_mcp.conversation import CONVERSATION_COLUMNS, ERROR
+
+    names = [*CONVERSATION_COLUMNS, ERROR] if error_column else list(CONVERSATION_COLUMNS)
+    return knext.Schema.from_columns([knext.Column(knext.string(), name) for name in names])
+
+
+def _log_schema() -> knext.Schema:
+    from knime_mcp.agent_tools import LOG_COLUMNS
+
+    return knext.Schema.from_columns([knext.Column(_LOG_TYPES[kind], name) for name, kind in LOG_COLUMNS])

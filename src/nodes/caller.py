@@ -1,0 +1,143 @@
+"""MCP Tool Caller: a node that calls one MCP tool for every row of a table."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import knime.extension as knext
+
+from nodes import CATEGORY
+from nodes._errors import knime_errors
+from nodes._settings import credential_lookup
+
+if TYPE_CHECKING:
+    from knime_mcp.caller import CallerOptions
+
+_KNIME_TYPES = {"string": knext.string(), "binary": knext.blob(), "boolean": knext.bool_(), "double": knext.double()}
+
+
+class ErrorHandlingOptions(knext.EnumParameterOptions):
+    FAIL = ("Fail", "Stop at the first row whose call fails, and fail the node with that row's error.")
+    COLUMN = (
+        "Error column",
+        "Call every row; a failed row gets 'Is error' set and its message in the 'Error' column.",
+    )
+
+
+@knext.parameter_group(label="Tool")
+class ToolSettings:
+    name = knext.StringParameter(
+        "Tool name",
+        "The name of the tool in the tools table (its 'Name' column). Leave empty when the table holds one tool.",
+        "",
+    )
+    mapping = knext.MultilineStringParameter(
+        "Argument mapping (JSON)",
+        "Leave empty to feed each parameter from the input column of the same name. Otherwise a JSON object that "
+        'sets parameters: "{column}" passes that column\'s value, converted to the type the parameter asks for '
+        '(e.g. {"text": "{comment}", "a": "{x}"}); text around placeholders builds a string ("Dear {name}"); '
+        "other values are sent as written. Parameters the mapping leaves out still come from same-named columns.",
+        "",
+    )
+
+
+@knext.parameter_group(label="Calls")
+class CallSettings:
+    concurrency = knext.IntParameter(
+        "Concurrency", "Calls in flight at once, all over one connection to the server.", 4, min_value=1,
+        max_value=64,
+    )
+    timeout = knext.DoubleParameter(
+        "Call timeout (s)", "Seconds to wait for one call; a slower call is cancelled and counts as failed.", 60.0,
+        min_value=0.1,
+    )
+    retries = knext.IntParameter(
+        "Retries",
+        "How often to repeat a call after a timeout or a connection error, with growing pauses. Only tools "
+        "annotated read-only or idempotent are repeated; any other tool is called at most once per row.",
+        2,
+        min_value=0,
+        max_value=10,
+        is_advanced=True,
+    )
+    on_error = knext.EnumParameter(
+        "Error handling", "What a failed row does.", ErrorHandlingOptions.FAIL.name, ErrorHandlingOptions
+    )
+
+
+@knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY)
+@knext.input_table("Data", "One tool call per row; columns feed the tool's parameters.")
+@knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
+@knext.output_table(
+    "Results",
+    "The input rows with the call's result: text, structured result (JSON), image (PNG), is-error, error "
+    "message and duration in ms.",
+)
+class MCPToolCaller:
+    """Calls an MCP tool once for every row of a table.
+
+    Picks a tool from the tools table of an **MCP Tool Provider** and calls it for each input row, with no model
+    involved: MCP servers become data sources and transformers in ordinary workflows. By default each column
+    whose name is a parameter of the tool feeds it; the argument mapping can set parameters from other columns
+    or fixed values. Values are converted to the type each parameter asks for (integers, numbers, booleans,
+    text, lists, and JSON text for objects and arrays), a missing value leaves its parameter out, and every
+    row's arguments are checked against the tool's input schema before the call.
+
+    All calls share one connection to the server, several at a time (see *Concurrency*). Rows keep their order,
+    and results are written batch by batch, so tables of any length run in constant memory. The output holds the
+    input columns plus *Result* (the text content), *Structured result* (JSON), *Image* (the first image, PNG for
+    most servers), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and cancels those in
+    flight.
+    """
+
+    tool = ToolSettings()
+    calls = CallSettings()
+
+    def configure(
+        self, ctx: knext.ConfigurationContext, data: knext.Schema, tools: knext.Schema
+    ) -> knext.Schema:
+        from knime_mcp.arrow import TOOL_COLUMN
+        from knime_mcp.caller import result_columns
+
+        if TOOL_COLUMN not in tools.column_names:
+            raise knext.InvalidParametersError(
+                f"The tools table has no '{TOOL_COLUMN}' column. Connect the output of an MCP Tool Provider."
+            )
+        with knime_errors():
+            self._options()
+        columns = [knext.Column(_KNIME_TYPES[kind], name) for name, kind in result_columns(data.column_names)]
+        return data.append(columns)
+
+    def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
+        from knime_mcp.arrow import tools_from_frame
+        from knime_mcp.caller import call_table_sync, select_tool
+
+        output = knext.BatchOutputTable.create(row_ids="keep")
+        # An empty table has no batches; its one empty batch still gives the output its columns.
+        batches = (batch.to_pyarrow() for batch in data.batches()) if data.num_rows else [data.to_pyarrow()]
+        with knime_errors():
+            summary = call_table_sync(
+                select_tool(tools_from_frame(tools.to_pandas()), self.tool.name),
+                batches,
+                output.append,
+                options=self._options(),
+                credentials=credential_lookup(ctx),
+                total_rows=data.num_rows,
+                cancelled=ctx.is_canceled,
+                progress=ctx.set_progress,
+            )
+        if summary.errors:
+            ctx.set_warning(f"{summary.errors} of {summary.rows} rows failed; see the 'Error' column.")
+        return output
+
+    def _options(self) -> CallerOptions:
+        from knime_mcp.caller import CallerOptions
+        from knime_mcp.dispatch import RetryPolicy
+
+        return CallerOptions(
+            mapping=self.tool.mapping,
+            concurrency=self.calls.concurrency,
+            timeout=self.calls.timeout,
+            retry=RetryPolicy(attempts=self.calls.retries + 1),
+            on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
+        )

@@ -1,0 +1,296 @@
+"""The Chat Model Connector and Agent Prompter nodes, run as KNIME runs them on the headless host (Given/When/Then).
+
+The model is a scripted OpenAI-compatible endpoint on 127.0.0.1 reached through langchain-openai; the MCP servers are
+the real demo server over Streamable HTTP and stdio, listed by the real MCP Tool Provider node.
+
+Workflow tools: the host cannot carry ``knime.types.tool.WorkflowTool`` cells (that column type exists only inside
+KNIME 5.5+), so the test that uses them swaps the node's cell reader for one returning stand-ins with WorkflowTool's
+documented fields, and executes with a context whose ``_execute_tool`` records each call and answers in KNIME 5.5's
+or 5.6's shape. It shows our side of the call (shape, thread, results, log), not KNIME's execution of the workflow.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import knime.extension as knext
+import pandas as pd
+import pytest
+from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
+from knime.extension.parameter import extract_parameters
+from node_contexts import ConfigureContext, ExecuteContext
+
+import nodes.agent
+from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS
+from nodes.agent import AgentPrompter
+from nodes.chat_model import ChatModelConnector, ChatModelSpec
+from nodes.provider import MCPToolProvider
+
+knext_host_tools = pytest.importorskip("knext_host_tools")
+
+API_KEY = "sk-node-canary-5b2e"
+CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
+LOG = ["Turn", "Tool Call ID", "Tool", "Kind", "Server", "Arguments", "Status", "Error", "Duration (ms)", "Result Size"]
+
+
+def _tools_table(
+    *providers: tuple[str, str, dict[str, Any]], credentials: dict[str, tuple[str, str]] | None = None
+) -> Any:
+    """The MCP Tool Provider's tables for ``(server, prefix, auth settings)``, concatenated as a workflow would."""
+    frames = []
+    for server, prefix, auth in providers:
+        node = MCPToolProvider()
+        node.server.server = server
+        node.selection.prefix = prefix
+        for name, value in auth.items():
+            setattr(node.auth, name, value)
+        (table,) = knext_host_tools.execute_node(node, ExecuteContext(credentials))
+        frames.append(table.to_pandas().reset_index(drop=True))
+    return knext_host_tools.source_table(pd.concat(frames, ignore_index=True))
+
+
+def _model_port(base_url: str, credential: str = "llm", credentials: dict[str, tuple[str, str]] | None = None) -> Any:
+    connector = ChatModelConnector()
+    connector.base_url = base_url
+    connector.model = "fake-gpt"
+    connector.credential = credential
+    (port,) = knext_host_tools.execute_node(connector, ExecuteContext(credentials or {"llm": ("", API_KEY)}))
+    return port
+
+
+def _agent(prompt: str, **settings: Any) -> Any:
+    node = AgentPrompter()
+    node.user_message = prompt
+    for name, value in settings.items():
+        setattr(node, name, value)
+    return node
+
+
+def _run(node: Any, ctx: ExecuteContext, model: Any, tools: Any, history: Any = None) -> tuple[pd.DataFrame, ...]:
+    conversation, log = knext_host_tools.execute_node(node, ctx, model, tools, history)
+    return conversation.to_pandas(), log.to_pandas()
+
+
+@pytest.fixture(scope="module")
+def demo_tools_table(demo_http_url: str) -> Any:
+    return _tools_table((demo_http_url, "", {}))
+
+
+# -- Chat Model Connector -------------------------------------------------------------------------------------------
+
+
+def test_the_chat_model_port_holds_the_configuration_and_the_credential_name_but_never_the_key() -> None:
+    # Given a connector whose key is in a credentials flow variable
+    port = _model_port("http://127.0.0.1:11434/v1")
+    # When its output travels downstream (as JSON and bytes)
+    # Then the spec names the credential, and the key is nowhere in it
+    assert isinstance(port.spec, ChatModelSpec)
+    assert port.spec.config.credential == "llm" and port.spec.config.model == "fake-gpt"
+    assert API_KEY not in json.dumps(port.spec.serialize()) and port.serialize() == b""
+
+
+def test_a_credential_that_is_not_connected_is_an_invalid_setting_of_the_connector() -> None:
+    connector = ChatModelConnector()
+    connector.credential = "absent"
+    with pytest.raises(knext.InvalidParametersError, match="'absent' is not available"):
+        knext_host_tools.configure_node(connector, ConfigureContext())
+
+
+def test_a_base_url_that_is_not_a_url_is_an_invalid_setting() -> None:
+    connector = ChatModelConnector()
+    connector.base_url = "localhost:11434"
+    with pytest.raises(knext.InvalidParametersError, match="not an http"):
+        knext_host_tools.configure_node(connector, ConfigureContext())
+
+
+# -- Agent Prompter: configure --------------------------------------------------------------------------------------
+
+
+def test_configure_gives_the_conversation_and_log_specs_without_connecting(demo_tools_table: Any) -> None:
+    model_spec = _model_port("http://nonexistent.invalid/v1").spec
+    conversation, log = knext_host_tools.configure_node(
+        _agent("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None
+    )
+    assert conversation.column_names == CONVERSATION and log.column_names == LOG
+    assert log["Turn"].ktype == knext.int64() and log["Duration (ms)"].ktype == knext.double()
+    (with_errors, _) = knext_host_tools.configure_node(
+        _agent("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None
+    )
+    assert with_errors.column_names == [*CONVERSATION, "Error"]
+
+
+def test_a_tools_table_without_tool_columns_is_an_invalid_setting() -> None:
+    schema = knext.Schema.from_columns([knext.Column(knext.string(), "Name")])
+    model_spec = _model_port("http://127.0.0.1:1/v1").spec
+    with pytest.raises(knext.InvalidParametersError, match="no MCP tool column and no workflow tool column"):
+        knext_host_tools.configure_node(_agent("Hi"), ConfigureContext(), model_spec, schema, None)
+
+
+def test_an_empty_user_message_is_an_invalid_setting(demo_tools_table: Any) -> None:
+    model_spec = _model_port("http://127.0.0.1:1/v1").spec
+    with pytest.raises(knext.InvalidParametersError, match="user message is empty"):
+        knext_host_tools.configure_node(_agent(""), ConfigureContext(), model_spec, demo_tools_table.schema, None)
+
+
+# -- Agent Prompter: execute ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class StandInWorkflowTool:
+    """The documented fields of ``knime.types.tool.WorkflowTool``."""
+
+    name: str
+    description: str
+    parameter_schema: dict[str, Any]
+    message_output_port_index: int = 0
+    input_ports: list[Any] | None = None
+    output_ports: list[Any] | None = None
+
+
+class WorkflowToolContext(ExecuteContext):
+    """An execution context of KNIME 5.5 or 5.6 as far as workflow tools go: ``_execute_tool`` records its calls."""
+
+    def __init__(self, version: str, credentials: dict[str, tuple[str, str]]) -> None:
+        super().__init__(credentials)
+        self.version = version
+        self.tool_calls: list[tuple[Any, dict[str, Any], list[Any], dict[str, str], int]] = []
+
+    def _execute_tool(self, tool: Any, parameters: dict[str, Any], inputs: list[Any], hints: dict[str, str]) -> Any:
+        self.tool_calls.append((tool, parameters, inputs, hints, threading.get_ident()))
+        message = f"Sampled {parameters['rows']} rows."
+        return (message, []) if self.version == "5.5" else (message, [], [])
+
+
+SAMPLER = StandInWorkflowTool("Row Sampler", "Samples rows.", {"rows": {"type": "integer"}})
+
+
+@pytest.mark.parametrize("version", ["5.5", "5.6"])
+def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from_a_failing_tool(
+    version: str, demo_http_url: str, demo_stdio_command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the tools of the demo server over HTTP and over stdio, and a workflow tool column
+    tools = _tools_table((demo_http_url, "web", {}), (shlex.join(demo_stdio_command), "local", {}))
+    frame = tools.to_pandas()
+    frame["Workflow Tool"] = "Row Sampler"
+    tools = knext_host_tools.source_table(frame.reset_index(drop=True))
+    monkeypatch.setattr(nodes.agent, "_cells", lambda frame, column: [SAMPLER] if column == "Workflow Tool" else [])
+    script = [
+        tool_calls(
+            ("c1", "web_add", {"a": 2, "b": 3}),
+            ("c2", "local_echo", {"text": "hi"}),
+            ("c3", "Row_Sampler", {"rows": 3}),
+        ),
+        tool_calls(("c4", "web_fail", {"message": "quota exceeded"})),
+        tool_calls(("c5", "local_word_stats", {"text": "all good now"})),
+        answer("2 + 3 = 5, sampled 3 rows, and the text has 3 words."),
+    ]
+    ctx = WorkflowToolContext(version, {"llm": ("", API_KEY)})
+    with FakeOpenAIEndpoint(script) as endpoint:
+        node = _agent("Do it all.", workflow_column="Workflow Tool")
+        conversation, log = _run(node, ctx, _model_port(endpoint.base_url), tools)
+
+    # Then every call reached its tool: two MCP servers and the workflow tool through KNIME's call
+    assert list(log["Tool"]) == ["web_add", "local_echo", "Row_Sampler", "web_fail", "local_word_stats"]
+    assert list(log["Kind"]) == ["MCP", "MCP", "workflow", "MCP", "MCP"]
+    assert list(log["Status"]) == ["ok", "ok", "ok", "tool_error", "ok"]
+    assert list(log["Turn"]) == [1, 1, 1, 2, 3]
+    assert ctx.tool_calls == [(SAMPLER, {"rows": 3}, [], WORKFLOW_EXECUTION_HINTS, threading.get_ident())]
+    # And the model saw the failure and answered in the end
+    failure = next(m for m in endpoint.requests[2]["messages"] if m.get("tool_call_id") == "c4")
+    assert "quota exceeded" in failure["content"]
+    assert conversation["Role"].iloc[-1] == "assistant" and "sampled 3 rows" in conversation["Content"].iloc[-1]
+    assert ctx.progress and all(0.0 <= fraction <= 1.0 for fraction, _ in ctx.progress)
+
+
+def test_the_conversation_output_fed_back_as_history_continues_the_conversation(demo_tools_table: Any) -> None:
+    with FakeOpenAIEndpoint([tool_calls(("c1", "add", {"a": 2, "b": 3})), answer("5"), answer("10")]) as endpoint:
+        model = _model_port(endpoint.base_url)
+        first, _ = _run(_agent("2 + 3?"), ExecuteContext({"llm": ("", API_KEY)}), model, demo_tools_table)
+        history = knext_host_tools.source_table(first.reset_index(drop=True))
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        second, log = _run(_agent("Doubled?"), ctx, model, demo_tools_table, history)
+
+    sent = endpoint.requests[2]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert list(second["Content"])[: len(first)] == list(first["Content"])
+    assert list(second["Content"])[len(first) :] == ["Doubled?", "10"] and log.empty
+
+
+def test_the_error_column_mode_outputs_the_error_instead_of_failing(demo_tools_table: Any) -> None:
+    looping = [tool_calls((f"c{i}", "echo", {"text": "again"})) for i in range(3)]
+    with FakeOpenAIEndpoint(looping) as endpoint:
+        node = _agent("Loop.", iteration_limit=2, errors="COLUMN")
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        conversation, log = _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
+    assert list(conversation.columns) == [*CONVERSATION, "Error"]
+    assert pd.isna(conversation["Role"].iloc[-1]) and "iteration limit" in conversation["Error"].iloc[-1]
+    assert list(log["Status"]) == ["ok", "ok"]
+
+
+def test_the_final_answer_mode_asks_once_more_without_tools(demo_tools_table: Any) -> None:
+    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "x"})), answer("Here is what I have.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        node = _agent("Loop.", iteration_limit=1, on_limit="FINAL_ANSWER")
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        conversation, _ = _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
+    assert "tools" in endpoint.requests[0] and "tools" not in endpoint.requests[1]
+    assert conversation["Content"].iloc[-1] == "Here is what I have."
+
+
+def test_a_refused_key_fails_the_node_with_a_hint_and_without_the_key(demo_tools_table: Any) -> None:
+    with FakeOpenAIEndpoint([http_error(401)]) as endpoint:
+        with pytest.raises(Exception, match="refused the API key") as caught:
+            ctx = ExecuteContext({"llm": ("", API_KEY)})
+            _run(_agent("Hi"), ctx, _model_port(endpoint.base_url), demo_tools_table)
+    assert "Hint:" in str(caught.value) and API_KEY not in str(caught.value)
+
+
+def test_a_missing_credential_at_execution_is_an_invalid_setting(demo_tools_table: Any) -> None:
+    model = _model_port("http://127.0.0.1:1/v1")
+    with pytest.raises(knext.InvalidParametersError, match="'llm' is not available"):
+        _run(_agent("Hi"), ExecuteContext(), model, demo_tools_table)
+
+
+def test_neither_the_api_key_nor_the_mcp_token_appear_in_any_output_log_row_or_message(
+    auth_server_url: str, auth_token: str
+) -> None:
+    # Given tools of a server that needs a bearer token, and a model that needs a key, both in credentials
+    credentials = {"llm": ("", API_KEY), "mcp-token": ("", auth_token)}
+    bearer = {"kind": "BEARER", "credential": "mcp-token"}
+    tools = _tools_table((auth_server_url, "", bearer), credentials=credentials)
+    script = [
+        tool_calls(("c1", "echo", {"text": "hello", "password": "hunter2"}), ("c2", "fail", {"message": "denied"})),
+        answer("Done."),
+    ]
+    ctx = ExecuteContext(credentials)
+    node = _agent("Use the tools.", errors="COLUMN")
+    with FakeOpenAIEndpoint(script) as endpoint:
+        conversation, log = _run(node, ctx, _model_port(endpoint.base_url, credentials=credentials), tools)
+    # Then the calls went through with the token, yet no secret is in the outputs, settings, warnings or requests
+    assert list(log["Status"]) == ["ok", "tool_error"]
+    everything = conversation.to_csv() + log.to_csv() + json.dumps(extract_parameters(node)) + " ".join(ctx.warnings)
+    everything += json.dumps(endpoint.requests)
+    assert API_KEY not in everything and auth_token not in everything and "hunter2" not in log.to_csv()
+    assert "***" in log["Arguments"].iloc[0]
+
+
+def test_cancel_stops_a_run_that_waits_for_a_slow_tool(demo_tools_table: Any) -> None:
+    from knime_mcp.sync import CancelledByUser
+
+    with FakeOpenAIEndpoint([tool_calls(("c1", "sleep", {"seconds": 600}))]) as endpoint:
+        ctx = ExecuteContext({"llm": ("", API_KEY)}, cancel_when=lambda: len(endpoint.requests) >= 1)
+        with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
+            _run(_agent("Wait."), ctx, _model_port(endpoint.base_url), demo_tools_table)
+
+
+def test_mcp_tools_whose_credential_is_not_connected_are_an_invalid_setting(
+    auth_server_url: str, auth_token: str
+) -> None:
+    bearer = {"kind": "BEARER", "credential": "mcp-token"}
+    tools = _tools_table((auth_server_url, "", bearer), credentials={"mcp-token": ("", auth_token)})
+    with pytest.raises(knext.InvalidParametersError, match="credentials 'mcp-token'"):
+        _run(_agent("Hi"), ExecuteContext({"llm": ("", API_KEY)}), _model_port("http://127.0.0.1:1/v1"), tools)

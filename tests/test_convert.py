@@ -1,0 +1,211 @@
+"""Cell values become the JSON types a tool's schema asks for, and rows become arguments (no server needed)."""
+
+from __future__ import annotations
+
+import datetime
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from knime_mcp.arguments import ArgumentError, ArgumentPlan
+from knime_mcp.config import ServerSpec
+from knime_mcp.convert import ConversionError, is_missing, to_json
+from knime_mcp.errors import ConfigError
+from knime_mcp.tool import MCPTool
+
+INTEGER = {"type": "integer"}
+NUMBER = {"type": "number"}
+BOOLEAN = {"type": "boolean"}
+STRING = {"type": "string"}
+INTEGERS = {"type": "array", "items": INTEGER}
+OBJECT = {"type": "object", "properties": {"a": INTEGER}}
+
+
+def _tool(schema: dict) -> MCPTool:  # type: ignore[type-arg]
+    return MCPTool(name="t", tool_name="t", input_schema=schema, server=ServerSpec(target="http://127.0.0.1:1/mcp"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(np.int32(7), 7), (np.int64(2**40), 2**40), (3.0, 3), ("42", 42), (" 5 ", 5), ("1e3", 1000)],
+)
+def test_integer_parameters_take_int32_int64_whole_doubles_and_numeric_text(value: object, expected: int) -> None:
+    converted = to_json(value, INTEGER)
+    assert converted == expected and type(converted) is int
+
+
+@pytest.mark.parametrize("value", [3.5, "abc", True, float("inf"), [1]])
+def test_integer_parameters_reject_fractions_words_booleans_and_lists(value: object) -> None:
+    with pytest.raises(ConversionError, match="expected an integer"):
+        to_json(value, INTEGER)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(np.float64(2.5), 2.5), (np.int32(2), 2), ("0.25", 0.25), ("7", 7)])
+def test_number_parameters_take_doubles_integers_and_numeric_text(value: object, expected: float) -> None:
+    assert to_json(value, NUMBER) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(True, True), (np.bool_(False), False), ("true", True), ("No", False), (1, True), (0.0, False)],
+)
+def test_boolean_parameters_take_booleans_zero_one_and_yes_no_text(value: object, expected: bool) -> None:
+    assert to_json(value, BOOLEAN) is expected
+
+
+def test_boolean_parameters_reject_other_text() -> None:
+    with pytest.raises(ConversionError, match="expected a boolean, got 'maybe'"):
+        to_json("maybe", BOOLEAN)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("hi", "hi"),
+        (np.int64(3), "3"),
+        (2.5, "2.5"),
+        (True, "true"),
+        (np.array(["a", "b"]), '["a", "b"]'),
+        (datetime.date(2024, 5, 17), "2024-05-17"),
+    ],
+)
+def test_string_parameters_take_any_cell_as_text(value: object, expected: str) -> None:
+    assert to_json(value, STRING) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [([1, 2], [1, 2]), (np.array([1, 2], dtype=np.int32), [1, 2]), (("3", 4.0), [3, 4]), ("[5, 6]", [5, 6])],
+)
+def test_array_parameters_take_list_cells_with_converted_items_and_json_array_text(
+    value: object, expected: list[int]
+) -> None:
+    assert to_json(value, INTEGERS) == expected
+
+
+def test_an_array_item_that_cannot_convert_is_named_by_its_index() -> None:
+    with pytest.raises(ConversionError, match="item 1: expected an integer, got 'x'"):
+        to_json(["1", "x"], INTEGERS)
+
+
+@pytest.mark.parametrize(("value", "expected"), [('{"a": 1}', {"a": 1}), ({"a": "2"}, {"a": 2})])
+def test_object_parameters_take_json_object_text_and_dict_cells(value: object, expected: dict[str, int]) -> None:
+    assert to_json(value, OBJECT) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("not json", "not JSON"), ("[1, 2]", "got JSON an array"), (5, "expected a JSON object")]
+)
+def test_object_parameters_reject_text_that_is_not_a_json_object(value: object, message: str) -> None:
+    with pytest.raises(ConversionError, match=message):
+        to_json(value, OBJECT)
+
+
+@pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT])
+def test_every_form_of_a_missing_cell_is_missing(value: object) -> None:
+    assert is_missing(value)
+    assert to_json(value, INTEGER) is None
+
+
+def test_a_union_keeps_a_value_whose_own_type_it_allows() -> None:
+    assert to_json("3", {"type": ["integer", "string"]}) == "3"
+    assert to_json(3, {"anyOf": [{"type": "string"}, {"type": "integer"}]}) == 3
+    assert to_json("3", {"anyOf": [{"type": "integer"}, {"type": "null"}]}) == 3
+
+
+def test_a_union_that_fits_nothing_names_every_type_it_allows() -> None:
+    with pytest.raises(ConversionError, match="expected an integer or a boolean, got 'x'"):
+        to_json("x", {"type": ["integer", "boolean"]})
+
+
+def test_local_references_are_followed_to_the_type_they_name() -> None:
+    root = {"$defs": {"Item": {"type": "object", "properties": {"n": INTEGER}}}}
+    schema = {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+    assert to_json([{"n": "1"}], schema, root) == [{"n": 1}]
+
+
+def test_enum_and_untyped_schemas_convert_by_their_values() -> None:
+    assert to_json(np.int64(2), {"enum": [1, 2, 3]}) == 2
+    assert to_json(np.array([1.5]), {}) == [1.5]
+    assert to_json("text", {}) == "text"
+
+
+ADD = {"type": "object", "properties": {"a": INTEGER, "b": INTEGER}, "required": ["a", "b"]}
+ORDER = {
+    "type": "object",
+    "properties": {
+        "customer": {"$ref": "#/$defs/Customer"},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"sku": STRING, "quantity": INTEGER}}},
+        "note": {"anyOf": [STRING, {"type": "null"}]},
+    },
+    "required": ["customer", "items"],
+    "$defs": {"Customer": {"type": "object", "properties": {"name": STRING, "age": INTEGER}}},
+}
+
+
+def test_columns_feed_the_parameters_of_the_same_name_and_others_are_ignored() -> None:
+    plan = ArgumentPlan(_tool(ADD), ["<RowID>", "a", "b", "comment"])
+    assert plan.columns == ("a", "b")
+    assert plan.build({"a": [1.0], "b": ["2"]}, 0) == {"a": 1, "b": 2}
+
+
+def test_a_mapping_dict_feeds_parameters_from_other_columns() -> None:
+    plan = ArgumentPlan(_tool(ADD), ["x", "b"], mapping={"a": "x"})
+    assert plan.build({"x": [5], "b": [6]}, 0) == {"a": 5, "b": 6}
+    assert plan.parameters == {"a": "column 'x'", "b": "column 'b'"}
+
+
+def test_a_template_builds_nested_arguments_with_each_placeholder_in_the_type_its_place_asks_for() -> None:
+    template = (
+        '{"customer": {"name": "{who}", "age": "{age}"}, "items": [{"sku": "{sku}", "quantity": "{qty}"}],'
+        ' "note": "for {who}, {qty} pieces"}'
+    )
+    plan = ArgumentPlan(_tool(ORDER), ["who", "age", "sku", "qty"], mapping=template)
+    cells = {"who": ["Ada"], "age": ["36"], "sku": ["A-1"], "qty": [np.int32(2)]}
+    assert plan.build(cells, 0) == {
+        "customer": {"name": "Ada", "age": 36},
+        "items": [{"sku": "A-1", "quantity": 2}],
+        "note": "for Ada, 2 pieces",
+    }
+
+
+def test_a_missing_cell_omits_an_optional_parameter() -> None:
+    plan = ArgumentPlan(_tool(ORDER), ["customer", "items", "note"])
+    cells = {"customer": ['{"name": "Ada"}'], "items": ['[{"sku": "A"}]'], "note": [None]}
+    assert plan.build(cells, 0) == {"customer": {"name": "Ada"}, "items": [{"sku": "A"}]}
+
+
+def test_a_missing_cell_for_a_required_parameter_is_a_row_error_naming_parameter_and_column() -> None:
+    plan = ArgumentPlan(_tool(ADD), ["a", "b"])
+    with pytest.raises(ArgumentError, match="required parameter 'b' has no value \\(column 'b' is missing\\)"):
+        plan.build({"a": [1], "b": [math.nan]}, 0)
+
+
+def test_a_cell_that_cannot_convert_is_a_row_error_naming_parameter_and_column() -> None:
+    plan = ArgumentPlan(_tool(ADD), ["a", "b"])
+    with pytest.raises(ArgumentError, match="parameter 'a' from column 'a': expected an integer, got 'one'"):
+        plan.build({"a": ["one"], "b": [2]}, 0)
+
+
+def test_a_required_parameter_that_nothing_feeds_is_a_setting_error_before_any_row() -> None:
+    with pytest.raises(ConfigError, match="needs parameter 'b'") as error:
+        ArgumentPlan(_tool(ADD), ["a"])
+    assert '{"b": "{column}"}' in str(error.value)
+
+
+def test_a_mapping_that_names_a_missing_column_lists_the_columns_there_are() -> None:
+    with pytest.raises(ConfigError, match="refers to column 'x'.*Input columns: 'a', 'b'"):
+        ArgumentPlan(_tool(ADD), ["a", "b"], mapping='{"a": "{x}"}')
+
+
+def test_a_mapping_that_sets_an_unknown_parameter_lists_the_parameters() -> None:
+    with pytest.raises(ConfigError, match="sets 'c', which is not a parameter.*'a', 'b'"):
+        ArgumentPlan(_tool(ADD), ["a", "b"], mapping={"c": "a"})
+
+
+@pytest.mark.parametrize(("text", "message"), [("{", "not valid JSON"), ("[1]", "must be a JSON object")])
+def test_a_mapping_that_is_not_a_json_object_is_a_setting_error(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ArgumentPlan(_tool(ADD), ["a", "b"], mapping=text)
