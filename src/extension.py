@@ -16,6 +16,10 @@ knext.category(
     icon="icons/category.png",
 )
 
-from nodes.provider import MCPToolProvider  # noqa: E402  (nodes are declared after their category)
+# Nodes are declared after their category.
+from nodes.agent import AgentPrompter  # noqa: E402
+from nodes.caller import MCPToolCaller  # noqa: E402
+from nodes.chat_model import ChatModelConnector  # noqa: E402
+from nodes.provider import MCPToolProvider  # noqa: E402
 
-__all__ = ["MCPToolProvider"]
+__all__ = ["AgentPrompter", "ChatModelConnector", "MCPToolCaller", "MCPToolProvider"]

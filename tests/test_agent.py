@@ -19,19 +19,18 @@ from typing import Any
 
 import anyio
 import pytest
-from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
 
-from knime_mcp.agent import FINAL_ANSWER_PROMPT, AgentConfig, AgentRun, IterationLimitError, run_agent
+from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
+from knime_mcp.agent import FINAL_ANSWER_PROMPT, AgentConfig, AgentRun, run_agent
 from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS, workflow_tools
-from knime_mcp.chat_model import ChatModelError
 from knime_mcp.cli import main
 from knime_mcp.config import ServerSpec
 from knime_mcp.conversation import ERROR, messages_from_rows
 from knime_mcp.dispatch import LocalTool
-from knime_mcp.errors import ConfigError, ToolCallError
+from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, ToolCallError
 from knime_mcp.provider import list_server_tools
 from knime_mcp.results import TextPart, ToolResult
 from knime_mcp.sync import CallerThread, run_sync

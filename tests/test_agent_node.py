@@ -20,12 +20,12 @@ from typing import Any
 import knime.extension as knext
 import pandas as pd
 import pytest
-from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
 from knime.extension.parameter import extract_parameters
-from node_contexts import ConfigureContext, ExecuteContext
 
 import nodes.agent
+from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
 from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS
+from node_contexts import ConfigureContext, ExecuteContext
 from nodes.agent import AgentPrompter
 from nodes.chat_model import ChatModelConnector, ChatModelSpec
 from nodes.provider import MCPToolProvider
@@ -279,7 +279,7 @@ def test_neither_the_api_key_nor_the_mcp_token_appear_in_any_output_log_row_or_m
 
 
 def test_cancel_stops_a_run_that_waits_for_a_slow_tool(demo_tools_table: Any) -> None:
-    from knime_mcp.sync import CancelledByUser
+    from knime_mcp.errors import CancelledByUser
 
     with FakeOpenAIEndpoint([tool_calls(("c1", "sleep", {"seconds": 600}))]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)}, cancel_when=lambda: len(endpoint.requests) >= 1)

@@ -8,11 +8,12 @@ import time
 import knime.extension as knext
 import pandas as pd
 import pytest
-from node_contexts import ConfigureContext, ExecuteContext
 
 from knime_mcp.arrow import tools_to_frame
 from knime_mcp.config import ServerSpec
-from knime_mcp.sync import CancelledByUser, SyncMcpClient
+from knime_mcp.errors import CancelledByUser
+from knime_mcp.sync import SyncMcpClient
+from node_contexts import ConfigureContext, ExecuteContext
 
 knext_host_tools = pytest.importorskip("knext_host_tools")
 

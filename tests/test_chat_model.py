@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, http_error, tool_calls
 
+from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, http_error, tool_calls
 from knime_mcp.agent import AgentConfig, run_agent
-from knime_mcp.chat_model import ChatModelConfig, ChatModelError, build_chat_model, resolve_api_key
+from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
 from knime_mcp.config import ServerSpec
-from knime_mcp.errors import ConfigError
+from knime_mcp.errors import ChatModelError, ConfigError
 from knime_mcp.provider import list_server_tools
 from knime_mcp.sync import run_sync
 from knime_mcp.tool import MCPTool

@@ -83,4 +83,5 @@ def test_importing_the_package_loads_no_heavy_libraries() -> None:
 def test_the_extension_module_registers_its_nodes() -> None:
     import extension
 
-    assert callable(extension.MCPToolProvider)
+    for name in ("MCPToolProvider", "MCPToolCaller", "ChatModelConnector", "AgentPrompter"):
+        assert callable(getattr(extension, name))

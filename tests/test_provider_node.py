@@ -107,7 +107,7 @@ def test_an_unreachable_server_fails_the_node_with_a_clear_message() -> None:
 def test_cancel_stops_waiting_for_a_server_that_never_answers(fake_hang_url: str) -> None:
     import time
 
-    from knime_mcp.sync import CancelledByUser
+    from knime_mcp.errors import CancelledByUser
 
     started = time.monotonic()
     node = _provider(fake_hang_url, timeouts__connect=60.0)

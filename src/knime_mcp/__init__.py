@@ -14,9 +14,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
+    "AgentConfig",
+    "AgentRun",
     "AuthRef",
     "CallOutcome",
     "CallRecord",
+    "ChatModelConfig",
+    "CircuitBreaker",
     "ClientPool",
     "ConfigError",
     "Dispatcher",
@@ -36,13 +40,21 @@ __all__ = [
     "ToolListing",
     "ToolResult",
     "ToolTimeoutError",
+    "build_chat_model",
     "list_server_tools",
+    "run_agent",
     "run_sync",
     "tools_from_arrow",
     "tools_to_arrow",
 ]
 
 _LOCATIONS = {
+    "AgentConfig": "agent",
+    "AgentRun": "agent",
+    "run_agent": "agent",
+    "ChatModelConfig": "chat_model",
+    "build_chat_model": "chat_model",
+    "CircuitBreaker": "client",
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
@@ -72,8 +84,10 @@ _LOCATIONS = {
 }
 
 if TYPE_CHECKING:
+    from knime_mcp.agent import AgentConfig, AgentRun, run_agent
+    from knime_mcp.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
-    from knime_mcp.client import ClientPool, McpClient
+    from knime_mcp.client import CircuitBreaker, ClientPool, McpClient
     from knime_mcp.config import AuthRef, ServerSpec, Timeouts
     from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.errors import (

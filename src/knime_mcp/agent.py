@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from knime_mcp.chat_model import ChatModelError, model_errors
+from knime_mcp.chat_model import model_errors
 from knime_mcp.config import CredentialLookup
-from knime_mcp.errors import ConfigError, McpToolError
+from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, McpToolError
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ __all__ = [
     "AgentRun",
     "ConversationLike",
     "ErrorMode",
-    "IterationLimitError",
     "LimitMode",
     "ToolErrorMode",
     "ToolsetLike",
@@ -81,10 +80,6 @@ FINAL_ANSWER_PROMPT = (
 LimitMode = Literal["fail", "final_answer"]
 ErrorMode = Literal["fail", "column"]
 ToolErrorMode = Literal["model", "fail"]
-
-
-class IterationLimitError(McpToolError):
-    """The model kept calling tools until the iteration limit."""
 
 
 @dataclass(frozen=True, kw_only=True)

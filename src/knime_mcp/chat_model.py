@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from knime_mcp.config import CredentialLookup
-from knime_mcp.errors import ConfigError, McpToolError
+from knime_mcp.errors import ChatModelError, ConfigError, McpToolError
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -30,7 +30,6 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_REQUEST_TIMEOUT",
     "ChatModelConfig",
-    "ChatModelError",
     "build_chat_model",
     "model_errors",
     "resolve_api_key",
@@ -42,10 +41,6 @@ _NO_KEY = "no-key"
 """Sent when no key is configured: local servers ignore it, and the client never falls back to OPENAI_API_KEY."""
 _MAX_RETRIES = 2
 _REDACTED = "***"
-
-
-class ChatModelError(McpToolError):
-    """The chat model could not be reached or refused the request; the message never holds the API key."""
 
 
 @dataclass(frozen=True, kw_only=True)

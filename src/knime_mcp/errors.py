@@ -2,6 +2,9 @@
 
     McpToolError                 exit code 1 (anything not more specific)
     ├── UsageError               exit code 2 (the CLI's words are off)
+    ├── CancelledByUser          exit code 130 (KNIME's cancel button, or Ctrl-C)
+    ├── IterationLimitError      exit code 1 (the agent was still calling tools at its iteration limit)
+    ├── ChatModelError           exit code 3 (the chat model could not be reached or refused the request)
     ├── ConfigError              exit code 3 (a bad setting, a missing ${VAR} or credential)
     ├── ServerConnectError       exit code 3 (refused, unknown host, not an MCP server, timeout, died)
     │   ├── ServerAuthError      exit code 3 (401/403)
@@ -31,7 +34,10 @@ from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 __all__ = [
+    "CancelledByUser",
+    "ChatModelError",
     "ConfigError",
+    "IterationLimitError",
     "McpToolError",
     "OutcomeUnknownError",
     "ServerAuthError",
@@ -68,6 +74,25 @@ class McpToolError(Exception):
 
 class UsageError(McpToolError):
     exit_code = 2
+
+
+class CancelledByUser(McpToolError):
+    """The user cancelled the run; calls in flight were cancelled too."""
+
+    exit_code = 130
+
+    def __init__(self) -> None:
+        super().__init__("Execution was cancelled.")
+
+
+class IterationLimitError(McpToolError):
+    """The model kept calling tools until the iteration limit."""
+
+
+class ChatModelError(McpToolError):
+    """The chat model could not be reached or refused the request; the message never holds the API key."""
+
+    exit_code = 3
 
 
 class ConfigError(McpToolError):

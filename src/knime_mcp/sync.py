@@ -22,22 +22,15 @@ import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from knime_mcp.client import McpClient
-from knime_mcp.errors import McpToolError
+from knime_mcp.errors import CancelledByUser
 from knime_mcp.results import ToolResult
 from knime_mcp.tool import MCPTool
 
-__all__ = ["CallerThread", "CancelledByUser", "ProgressCallback", "SyncMcpClient", "run_sync"]
+__all__ = ["CallerThread", "ProgressCallback", "SyncMcpClient", "run_sync"]
 
 T = TypeVar("T")
 
 _POLL_SECONDS = 0.1
-
-
-class CancelledByUser(McpToolError):
-    """The user cancelled the run; calls in flight were cancelled too."""
-
-    def __init__(self) -> None:
-        super().__init__("Execution was cancelled.")
 
 
 ProgressCallback = Callable[[float, str], None]
