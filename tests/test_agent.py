@@ -298,12 +298,15 @@ def test_tool_output_is_fenced_as_data_and_the_system_message_forbids_following_
     assert fenced is not None and fenced.group(2) == injection
 
 
-def test_a_long_tool_output_is_cut_to_the_cap_with_a_note(http_tools: list[MCPTool]) -> None:
+def test_a_long_tool_output_is_cut_to_the_cap_with_a_note_and_kept_whole_in_the_log(
+    http_tools: list[MCPTool],
+) -> None:
     model = scripted(calls(("c1", "echo", {"text": "word " * 2_000})), AIMessage("Long."))
     result = run(model, http_tools, config=AgentConfig(output_cap=1_000))
     (reply,) = tool_messages(model.requests[1][0])
     assert len(reply.text.encode()) < 1_200 and "[Output truncated" in reply.text
     assert result.log[0].result_size > 10_000
+    assert json.loads(result.log[0].result or "{}")["content"][0]["text"] == "word " * 2_000
 
 
 def test_images_from_tools_reach_the_model_as_image_content_not_as_text(http_tools: list[MCPTool]) -> None:

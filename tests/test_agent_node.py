@@ -34,7 +34,10 @@ knext_host_tools = pytest.importorskip("knext_host_tools")
 
 API_KEY = "sk-node-canary-5b2e"
 CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
-LOG = ["Turn", "Tool Call ID", "Tool", "Kind", "Server", "Arguments", "Status", "Error", "Duration (ms)", "Result Size"]
+LOG = [
+    "Turn", "Tool Call ID", "Tool", "Kind", "Server", "Arguments", "Status", "Error", "Duration (ms)", "Attempts",
+    "Result Size", "Result",
+]  # fmt: skip
 
 
 def _tools_table(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, assert_never
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from knime_mcp.dispatch import CallOutcome, Dispatcher, LocalTool, redact
+from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool, redact
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError
 from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from knime_mcp.sync import CallerThread
@@ -66,41 +66,69 @@ LOG_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Status", "string"),
     ("Error", "string"),
     ("Duration (ms)", "double"),
+    ("Attempts", "int"),
     ("Result Size", "int"),
+    ("Result", "string"),
 )
 """The tool-call log's columns and their types (``int`` is 64-bit)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ToolCallLogEntry:
-    """One row of the tool-call log: arguments are redacted JSON and errors carry no secrets."""
+    """One tool call of a run: the dispatcher's record, placed in the conversation, with the full result."""
 
     turn: int
-    """The model call (1 = the first of this run) whose message asked for the tool call."""
-
     tool_call_id: str
     tool: str
     """The model-facing name, as in the conversation."""
 
-    kind: str
-    """``MCP``, ``workflow``, or ``unknown`` for a name no tool has."""
+    record: CallRecord
+    result: str | None
+    """The whole result as JSON, which the model may have seen cut to the output cap; None when the call failed."""
 
-    server: str | None
-    arguments: str
-    status: str
-    """``ok``, ``tool_error``, ``invalid_arguments``, ``unknown_tool``, ``timeout``, ``connection_error`` or
-    ``failed``."""
+    @property
+    def kind(self) -> str:
+        """``MCP``, ``workflow``, or ``unknown`` for a name no tool has."""
+        return _KINDS.get(self.record.kind, self.record.kind)
 
-    error: str | None
-    duration_ms: float
-    result_size: int
-    """Characters of the result as JSON; 0 when the call failed before a result."""
+    @property
+    def server(self) -> str | None:
+        return self.record.server
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    @property
+    def error(self) -> str | None:
+        return self.record.error
+
+    @property
+    def duration_ms(self) -> float:
+        return self.record.duration_ms
+
+    @property
+    def result_size(self) -> int:
+        """Characters of the result as JSON; 0 when the call failed before a result."""
+        return self.record.result_size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "tool_call_id": self.tool_call_id,
+            **self.record.to_dict(),
+            "tool": self.tool,
+            "kind": self.kind,
+            "result": self.result,
+        }
 
     def values(self) -> tuple[Any, ...]:
         """The entry in the order of :data:`LOG_COLUMNS`."""
+        record = self.record
+        arguments = json.dumps(record.arguments, ensure_ascii=False, default=str)
         return (
-            self.turn, self.tool_call_id, self.tool, self.kind, self.server, self.arguments, self.status,
-            self.error, self.duration_ms, self.result_size,
+            self.turn, self.tool_call_id, self.tool, self.kind, record.server, arguments, record.status,
+            record.error, record.duration_ms, record.attempts, record.result_size, self.result,
         )  # fmt: skip
 
 
@@ -172,32 +200,31 @@ class AgentToolset:
         except ToolCallError as exc:
             return self._refused(call, turn, "unknown", None, "unknown_tool", exc, started)
         server = tool.server.display_name if isinstance(tool, MCPTool) else None
-        kind = _KINDS["mcp"] if isinstance(tool, MCPTool) else _KINDS.get(tool.kind, tool.kind)
+        kind = "mcp" if isinstance(tool, MCPTool) else tool.kind
         if call.problem is not None:
             error = ToolCallError(
                 f"The arguments of the call of {call.name!r} are not a JSON object: {call.problem}",
                 hint="Call the tool again with its arguments as one valid JSON object.",
             )
             return self._refused(call, turn, kind, server, "invalid_arguments", error, started)
-        return _reply(call, turn, kind, await self._dispatcher.call(tool, call.arguments))
+        return _reply(call, turn, await self._dispatcher.call(tool, call.arguments))
 
     @staticmethod
     def _refused(
-        call: _Call, turn: int, kind: str, server: str | None, status: str, error: ToolCallError, started: float
+        call: _Call, turn: int, kind: str, server: str | None, status: CallStatus, error: ToolCallError, started: float
     ) -> _Reply:
         """A call that never reached a tool."""
-        entry = ToolCallLogEntry(
-            turn=turn,
-            tool_call_id=call.id,
+        record = CallRecord(
             tool=call.name,
             kind=kind,
             server=server,
-            arguments=_arguments_json(call),
+            arguments=redact(call.arguments),
             status=status,
             error=str(error),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             result_size=0,
         )
+        entry = ToolCallLogEntry(turn=turn, tool_call_id=call.id, tool=call.name, record=record, result=None)
         logger.info("Tool call %s of %r refused (%s): %s", call.id, call.name, status, error)
         return _Reply(entry, None, error)
 
@@ -250,20 +277,10 @@ def _calls(message: AIMessage) -> list[_Call]:
     return calls
 
 
-def _reply(call: _Call, turn: int, kind: str, outcome: CallOutcome) -> _Reply:
+def _reply(call: _Call, turn: int, outcome: CallOutcome) -> _Reply:
     record = outcome.record
-    entry = ToolCallLogEntry(
-        turn=turn,
-        tool_call_id=call.id,
-        tool=call.name,
-        kind=kind,
-        server=record.server,
-        arguments=json.dumps(record.arguments, ensure_ascii=False, default=str),
-        status=record.status,
-        error=record.error,
-        duration_ms=record.duration_ms,
-        result_size=record.result_size,
-    )
+    result = outcome.result.to_json() if outcome.result is not None else None
+    entry = ToolCallLogEntry(turn=turn, tool_call_id=call.id, tool=call.name, record=record, result=result)
     error: McpToolError | None = None
     try:
         outcome.raise_for_error()
@@ -271,10 +288,6 @@ def _reply(call: _Call, turn: int, kind: str, outcome: CallOutcome) -> _Reply:
         error = exc
         logger.info("Tool call %s of %r failed (%s): %s", call.id, call.name, record.status, record.error)
     return _Reply(entry, outcome.result, error)
-
-
-def _arguments_json(call: _Call) -> str:
-    return json.dumps(redact(call.arguments), ensure_ascii=False, default=str)
 
 
 def _render(result: ToolResult, images: list[ImagePart], first_image: int) -> str:

@@ -12,7 +12,6 @@ so ``--help`` and the text table never load pyarrow.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shlex
 import sys
@@ -330,7 +329,7 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
     result = run_sync(agent)
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
-        log = [dataclasses.asdict(entry) for entry in result.log]
+        log = [entry.to_dict() for entry in result.log]
         out.write(json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(_render_agent_run(result))

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
 
-CallStatus = Literal["ok", "tool_error", "invalid_arguments", "blocked", "timeout", "connection_error", "failed"]
+CallStatus = Literal[
+    "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed"
+]
 
 _SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
 REDACTED = "***"
