@@ -297,3 +297,21 @@ def test_mcp_tools_whose_credential_is_not_connected_are_an_invalid_setting(
     tools = _tools_table((auth_server_url, "", bearer), credentials={"mcp-token": ("", auth_token)})
     with pytest.raises(knext.InvalidParametersError, match="credentials 'mcp-token'"):
         _run(_agent("Hi"), ExecuteContext({"llm": ("", API_KEY)}), _model_port("http://127.0.0.1:1/v1"), tools)
+
+
+def test_a_destructive_tool_is_blocked_by_default_and_the_model_is_told_why(demo_tools_table: Any) -> None:
+    script: list[Reply] = [tool_calls(("c1", "delete_record", {"record_id": "r1"})), answer("It was not allowed.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        conversation, log = _run(_agent("Delete r1."), ctx, _model_port(endpoint.base_url), demo_tools_table)
+    assert list(log["Status"]) == ["blocked"]
+    tool_reply = conversation[conversation["Role"] == "tool"]["Content"].iloc[0]
+    assert "destructive" in tool_reply and "not made" in tool_reply
+
+
+def test_the_deny_list_blocks_a_tool_that_the_destructive_policy_allows(demo_tools_table: Any) -> None:
+    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Denied.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        node = _agent("Echo hi.", deny="^echo$", destructive="ALLOW")
+        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools_table)
+    assert list(log["Status"]) == ["blocked"] and "deny-list" in log["Error"].iloc[0]

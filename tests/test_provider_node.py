@@ -113,3 +113,13 @@ def test_cancel_stops_waiting_for_a_server_that_never_answers(fake_hang_url: str
     node = _provider(fake_hang_url, timeouts__connect=60.0)
     with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
         knext_host_tools.execute_node(node, ExecuteContext(cancel_when=lambda: time.monotonic() - started > 0.5))
+
+
+def test_the_read_only_policy_leaves_out_tools_that_write_with_a_note(demo_http_url: str) -> None:
+    node = _provider(demo_http_url, selection__destructive="READ_ONLY")
+    ctx = ExecuteContext()
+    (table,) = knext_host_tools.execute_node(node, ctx)
+    frame = table.to_pandas()
+    assert set(frame["Name"]).isdisjoint({"delete_record", "create_order"}) and "echo" in set(frame["Name"])
+    assert bool(frame["Read-only"].all())
+    assert "delete_record" in ctx.warnings[-1]

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from knime_mcp.chat_model import model_errors
 from knime_mcp.config import CredentialLookup
+from knime_mcp.dispatch import RetryPolicy
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, McpToolError
+from knime_mcp.policy import ToolPolicy
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 
 if TYPE_CHECKING:
@@ -61,6 +63,7 @@ __all__ = [
 
 DEFAULT_ITERATION_LIMIT = 25
 DEFAULT_MAX_CONCURRENCY = 4
+DEFAULT_AGENT_RETRY = RetryPolicy(attempts=3)
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant. Use the available tools when they help to answer the request."
 
@@ -106,6 +109,12 @@ class AgentConfig:
 
     output_cap: int = DEFAULT_LIMIT_BYTES
     """UTF-8 bytes of one tool result's text that reach the model; the rest is cut, with a note saying so."""
+
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+    """Which tools may be called; by default none annotated destructive. A blocked call tells the model why."""
+
+    retry: RetryPolicy = DEFAULT_AGENT_RETRY
+    """Retries of read-only and idempotent tool calls after timeouts, lost connections, 429 and 5xx."""
 
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:
@@ -273,7 +282,7 @@ async def run_agent(
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
     conversation = Conversation(system_prompt(system_message), history)
     async with ClientPool(credentials=credentials, max_concurrency=config.max_concurrency) as pool:
-        dispatcher = Dispatcher(pool, timeout=config.call_timeout)
+        dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(
             tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from knime_mcp.client import McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.policy import ToolPolicy
 from knime_mcp.schema import SchemaMode, shape_schemas
 from knime_mcp.sync import ProgressCallback
 from knime_mcp.tool import MCPTool
@@ -36,11 +37,13 @@ def shape_tools(
     exclude: str | None = None,
     prefix: str = "",
     schema_mode: SchemaMode = "full",
+    policy: ToolPolicy | None = None,
 ) -> ToolListing:
-    """Filter by name, apply the schema mode, prefix, and make names model-safe and unique, in that order."""
-    shaped = shape_schemas(filter_tools(tools, include, exclude), schema_mode)
+    """Filter by name and policy, apply the schema mode, prefix, and make names model-safe and unique."""
+    allowed, blocked = (policy or ToolPolicy(destructive="allow")).apply(filter_tools(tools, include, exclude))
+    shaped = shape_schemas(allowed, schema_mode)
     named = ensure_unique(sanitize_names(prefix_tools(shaped.tools, prefix)))
-    notes = list(shaped.notes) + [f"{tool.name}: {note}" for tool in named for note in tool.notes]
+    notes = blocked + list(shaped.notes) + [f"{tool.name}: {note}" for tool in named for note in tool.notes]
     return ToolListing(named, notes)
 
 
@@ -51,6 +54,7 @@ async def list_server_tools(
     exclude: str | None = None,
     prefix: str = "",
     schema_mode: SchemaMode = "full",
+    policy: ToolPolicy | None = None,
     credentials: CredentialLookup | None = None,
     progress: ProgressCallback | None = None,
 ) -> ToolListing:
@@ -61,7 +65,9 @@ async def list_server_tools(
         if progress is not None:
             progress(0.5, "Listing tools")
         tools = await client.list_tools()
-    listing = shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode)
+    listing = shape_tools(
+        tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy
+    )
     if progress is not None:
         progress(1.0, f"{len(listing.tools)} tools")
     return listing

@@ -10,6 +10,7 @@ import knime.extension as knext
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, CredentialLookup, ServerSpec, Timeouts
 from knime_mcp.errors import ConfigError
+from knime_mcp.policy import ToolPolicy
 
 
 class TransportOptions(knext.EnumParameterOptions):
@@ -88,6 +89,31 @@ class TimeoutSettings:
         DEFAULT_TIMEOUTS.call,
         min_value=0.1,
     )
+
+
+class DestructiveOptions(knext.EnumParameterOptions):
+    ALLOW = ("Allow all", "Every tool may be called.")
+    BLOCK = (
+        "Block destructive",
+        "Tools whose MCP annotations say they may destroy data are never called (MCP counts a tool without "
+        "annotations as destructive).",
+    )
+    READ_ONLY = ("Read-only only", "Only tools annotated read-only are called.")
+
+
+def destructive_parameter(default: DestructiveOptions) -> knext.EnumParameter:
+    return knext.EnumParameter(
+        "Destructive tools",
+        "Which tools may be called, judged by their MCP annotations.",
+        default.name,
+        DestructiveOptions,
+    )
+
+
+def tool_policy(allow: str, deny: str, destructive: str) -> ToolPolicy:
+    """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting."""
+    mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]
+    return ToolPolicy(allow=allow or None, deny=deny or None, destructive=mode)  # type: ignore[arg-type]
 
 
 def _lines(text: str, separator: str, setting: str) -> dict[str, str]:

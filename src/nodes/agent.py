@@ -18,7 +18,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._settings import credential_lookup
+from nodes._settings import DestructiveOptions, credential_lookup, destructive_parameter, tool_policy
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 
@@ -137,6 +137,14 @@ class AgentPrompter:
         "The most UTF-8 bytes of one tool result that reach the model; the rest is cut, with a note saying so.",
         DEFAULT_LIMIT_BYTES, min_value=MIN_LIMIT_BYTES, is_advanced=True,
     )
+    allow = knext.StringParameter(
+        "Tool allow-list (regex)", "When set, only tools whose whole name matches may be called.", "",
+        is_advanced=True,
+    )
+    deny = knext.StringParameter(
+        "Tool deny-list (regex)", "Tools whose name matches anywhere are never called.", "", is_advanced=True
+    )
+    destructive = destructive_parameter(DestructiveOptions.BLOCK)
 
     def configure(
         self,
@@ -211,6 +219,7 @@ class AgentPrompter:
             max_concurrency=self.max_concurrency,
             call_timeout=self.call_timeout or None,
             output_cap=self.output_cap,
+            policy=tool_policy(self.allow, self.deny, self.destructive),
         )
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:

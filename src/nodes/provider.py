@@ -8,11 +8,14 @@ from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._settings import (
     AuthSettings,
+    DestructiveOptions,
     ServerSettings,
     TimeoutSettings,
     check_credential,
     credential_lookup,
+    destructive_parameter,
     server_spec,
+    tool_policy,
 )
 
 
@@ -38,6 +41,7 @@ class SelectionSettings:
         "Schema mode", "What the parameter schemas offered to a model may contain.", SchemaModeOptions.FULL.name,
         SchemaModeOptions,
     )
+    destructive = destructive_parameter(DestructiveOptions.ALLOW)
 
 
 def _output_schema() -> knext.Schema:
@@ -96,6 +100,7 @@ class MCPToolProvider:
                 exclude=self.selection.exclude,
                 prefix=self.selection.prefix,
                 schema_mode=self.selection.schema_mode.lower(),
+                policy=tool_policy("", "", self.selection.destructive),
                 credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,
                 progress=ctx.set_progress,
