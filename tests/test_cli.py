@@ -103,3 +103,11 @@ def test_help_does_not_import_pyarrow_or_pandas() -> None:
     code += "print(sorted(m for m in ('pyarrow', 'pandas', 'langchain_core') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_tools_can_leave_out_everything_but_read_only_tools(
+    capsys: pytest.CaptureFixture[str], demo_http_url: str
+) -> None:
+    code, out, err = _run(capsys, "tools", demo_http_url, "--destructive", "read-only", "--format", "json")
+    names = {tool["name"] for tool in json.loads(out)}
+    assert code == 0 and "echo" in names and "delete_record" not in names and "delete_record" in err

@@ -22,6 +22,7 @@ from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, Ag
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts
 from knime_mcp.errors import McpToolError, ToolCallError, UsageError
+from knime_mcp.policy import ToolPolicy
 
 __all__ = ["main", "run"]
 
@@ -97,6 +98,22 @@ def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:start], rest
 
 
+def _add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
+    group = parser.add_argument_group("tool policy")
+    group.add_argument("--allow", help="only tools whose whole name matches this regex")
+    group.add_argument("--deny", help="never tools whose name matches this regex")
+    group.add_argument(
+        "--destructive",
+        choices=["allow", "block", "read-only"],
+        default=destructive,
+        help=f"tools annotated destructive: allowed, blocked, or only read-only tools (default: {destructive})",
+    )
+
+
+def _tool_policy(args: argparse.Namespace) -> ToolPolicy:
+    return ToolPolicy(allow=args.allow, deny=args.deny, destructive=args.destructive.replace("-", "_"))
+
+
 def _parser() -> _Parser:
     parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -110,6 +127,7 @@ def _parser() -> _Parser:
     tools.add_argument("--schema-mode", choices=["full", "simple"], default="full")
     tools.add_argument("--format", choices=["text", "json", "arrow", "parquet"], default="text")
     tools.add_argument("--output", help="file for --format arrow|parquet (json: default stdout)")
+    _add_policy_options(tools, "allow")
 
     call = commands.add_parser("call", parents=[server], help="call one tool and print its result as JSON")
     call.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
@@ -146,6 +164,7 @@ def _parser() -> _Parser:
     agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
     agent.add_argument("--concurrency", type=int, default=DEFAULT_MAX_CONCURRENCY, help="tool calls at once")
     agent.add_argument("--format", choices=["text", "json"], default="text")
+    _add_policy_options(agent, "block")
 
     demo = commands.add_parser("demo-server", help="run the bundled demo MCP server (loopback only)")
     demo.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
@@ -183,6 +202,7 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> i
         exclude=args.exclude,
         prefix=args.prefix,
         schema_mode=args.schema_mode,
+        policy=_tool_policy(args),
     )
     if args.format == "text":
         from knime_mcp.render import render_tools
@@ -316,6 +336,7 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
         on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
         errors="column",
         max_concurrency=args.concurrency,
+        policy=_tool_policy(args),
     )
 
     async def agent() -> AgentRun:
@@ -358,7 +379,9 @@ def _render_agent_run(result: AgentRun) -> str:
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     lines += ["", f"Tool calls: {len(result.log)}"]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in table]
+    for row in table:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        lines.append("  ".join([*cells, row[-1]]))
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
