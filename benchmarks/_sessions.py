@@ -83,7 +83,7 @@ async def paired(ours: Callable[[], Awaitable[float]], raw: Callable[[], Awaitab
         a, b = await first(), await second()
         our_times.append(a if first is ours else b)
         raw_times.append(b if first is ours else a)
-    ratios = [mine / theirs for mine, theirs in zip(our_times, raw_times)]
+    ratios = [mine / theirs for mine, theirs in zip(our_times, raw_times, strict=True)]
     return Paired(statistics.median(our_times), statistics.median(raw_times), statistics.median(ratios))
 
 

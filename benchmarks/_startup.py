@@ -84,13 +84,20 @@ def _seconds(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def cold_starts(url: str, runs: int, script_dir: Path) -> tuple[float, float]:
-    """Median seconds (``knime-mcp tools URL``, the raw-SDK script) as fresh processes, run alternately."""
+def cold_starts(url: str, runs: int, script_dir: Path) -> tuple[float, float, float]:
+    """Median seconds of ``knime-mcp tools URL`` and of the raw-SDK script as fresh processes, run in alternating
+    order, and the median of the per-pair ratios."""
     script = script_dir / "raw_list_tools.py"
     script.write_text(RAW_LIST_SCRIPT)
-    cli = str(Path(sys.executable).with_name("knime-mcp"))
+    ours_command = [str(Path(sys.executable).with_name("knime-mcp")), "tools", url]
+    raw_command = [sys.executable, str(script), url]
     ours, raw = [], []
-    for _ in range(runs):
-        ours.append(_seconds([cli, "tools", url]))
-        raw.append(_seconds([sys.executable, str(script), url]))
-    return statistics.median(ours), statistics.median(raw)
+    for number in range(runs):
+        if number % 2:
+            raw.append(_seconds(raw_command))
+            ours.append(_seconds(ours_command))
+        else:
+            ours.append(_seconds(ours_command))
+            raw.append(_seconds(raw_command))
+    ratio = statistics.median(mine / theirs for mine, theirs in zip(ours, raw, strict=True))
+    return statistics.median(ours), statistics.median(raw), ratio

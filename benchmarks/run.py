@@ -4,7 +4,7 @@
 
 Starts the demo server over Streamable HTTP and SSE on 127.0.0.1 (stdio servers are started by the clients), prints
 each figure as it is measured, and ends with a Markdown table (machine and date included) for the README. Takes
-about four minutes on two cores; exits 1 when a bar is missed. Figures 1 and 3 alternate rounds of ours and the
+about four minutes on two cores; exits 1 when a bar is missed. Figures 1, 3 and 6 alternate rounds of ours and the
 baseline and report medians and the median of the per-round ratios, so load from other processes hurts both sides
 alike; the other figures' margins are wide.
 
@@ -41,8 +41,10 @@ SEQUENTIAL_CALLS = 300
 NAIVE_CALLS = {"stdio": 3, "streamable-http": 30, "sse": 30}
 """Connecting anew per call is slow (a server process per call over stdio), so fewer calls, reported per call."""
 NAIVE_BAR = {"stdio": 100.0, "streamable-http": 10.0, "sse": 10.0}
-SEQUENTIAL_ROUNDS = 7
+SEQUENTIAL_ROUNDS = 11
 CONCURRENT_ROUNDS = 9
+COLD_STARTS = 7
+ARROW_ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -99,16 +101,16 @@ def caller_speedup(url: str) -> Figure:
 
 
 def arrow_figure() -> Figure:
-    arrow, plain = arrow_against_json(5000, SEQUENTIAL_ROUNDS)
+    arrow, plain = arrow_against_json(5000, ARROW_ROUNDS)
     measured = f"to Arrow and back {_ms(arrow)}, json.loads {_ms(plain)}"
     return _at_most(3, 5, "5,000 tools as an Arrow table", measured, arrow / plain)
 
 
 def cold_start_figure(url: str) -> Figure:
     with tempfile.TemporaryDirectory() as folder:
-        ours, raw = cold_starts(url, 5, Path(folder))
-    measured = f"ours {ours:.2f} s, raw SDK script {raw:.2f} s (median of 5)"
-    return _at_most(1.3, 6, "cold start of `knime-mcp tools URL`", measured, ours / raw)
+        ours, raw, ratio = cold_starts(url, COLD_STARTS, Path(folder))
+    measured = f"ours {ours:.2f} s, raw SDK script {raw:.2f} s (medians of {COLD_STARTS})"
+    return _at_most(1.3, 6, "cold start of `knime-mcp tools URL`", measured, ratio)
 
 
 def memory_figure() -> Figure:
@@ -140,14 +142,14 @@ def _figures() -> Iterator[Figure]:
 
 
 def main() -> int:
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     machine = _machine()
     print(f"knime-mcp benchmarks, {started:%Y-%m-%d %H:%M} UTC\nmachine: {machine}\n", flush=True)
     figures = []
     for figure in _figures():
         print(figure.line(), flush=True)
         figures.append(figure)
-    seconds = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
+    seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
     print(f"\nResults of {started:%Y-%m-%d} on {machine} ({seconds:.0f} s):\n")
     print("| # | figure | measured | ratio | bar |\n|---|---|---|---|---|")
     print("\n".join(figure.row() for figure in figures))

@@ -11,7 +11,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tool_factory import ENTITIES_SCHEMA, make_tool, realistic_tools
 
 from knime_mcp.arrow import (
     COLUMNS,
@@ -26,6 +25,7 @@ from knime_mcp.arrow import (
 )
 from knime_mcp.errors import ConfigError
 from knime_mcp.schema import apply_schema_mode
+from tool_factory import ENTITIES_SCHEMA, make_tool, realistic_tools
 
 TOOLS = [
     *realistic_tools(20),

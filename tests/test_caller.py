@@ -22,10 +22,10 @@ from fixtures.fault_servers import fault_url
 from fixtures.python_servers import SERVERS_DIR, running_server
 from knime_mcp.caller import CallerOptions, call_table, call_table_sync
 from knime_mcp.cli import main
-from knime_mcp.client import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import RetryPolicy
 from knime_mcp.errors import CancelledByUser, ConfigError, ServerConnectError, ToolCallError, ToolTimeoutError
+from knime_mcp.pool import ClientPool
 from knime_mcp.sync import SyncMcpClient
 from knime_mcp.tool import MCPTool
 

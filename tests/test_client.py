@@ -347,7 +347,7 @@ async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo
 async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
     import socket
 
-    from knime_mcp.client import CircuitBreaker
+    from knime_mcp.pool import CircuitBreaker
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
         probe.bind(("127.0.0.1", 0))

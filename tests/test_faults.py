@@ -17,10 +17,10 @@ import psutil
 import pytest
 
 from fixtures.fault_servers import fault_url
-from knime_mcp.client import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ServerConnectError
+from knime_mcp.pool import ClientPool
 from knime_mcp.provider import list_server_tools
 from knime_mcp.tool import MCPTool, ToolAnnotations
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text

@@ -16,10 +16,9 @@ if not knext_bootstrap.USING_HOST:
     pytest.skip("KNIME's knime-extension package is installed; the host is not in use", allow_module_level=True)
 
 import knext_host_tools  # noqa: E402
+import knime.extension as knext  # noqa: E402
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
-
-import knime.extension as knext  # noqa: E402
 from knime.extension.parameter import (  # noqa: E402
     extract_parameters,
     inject_parameters,

@@ -117,9 +117,10 @@ def test_policies_with_the_same_settings_are_equal() -> None:
 
 @pytest.mark.anyio
 async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why(demo_http_url: str) -> None:
-    from knime_mcp.client import ClientPool, McpClient
+    from knime_mcp.client import McpClient
     from knime_mcp.config import ServerSpec
     from knime_mcp.dispatch import Dispatcher
+    from knime_mcp.pool import ClientPool
 
     async with McpClient(ServerSpec(target=demo_http_url)) as client:
         delete = next(tool for tool in await client.list_tools() if tool.name == "delete_record")

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 import pytest
-from tool_factory import ENTITIES_SCHEMA, make_tool, object_schema
 
 from knime_mcp.errors import ConfigError
 from knime_mcp.schema import (
@@ -17,6 +16,7 @@ from knime_mcp.schema import (
     shape_schemas,
     validate_arguments,
 )
+from tool_factory import ENTITIES_SCHEMA, make_tool, object_schema
 
 PYDANTIC_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from tool_factory import make_tool
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, ToolCallError
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ToolNameMap, ensure_unique, filter_tools, prefix_tools, sanitize_names
+from tool_factory import make_tool
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MEMORY = ServerSpec(target="npx -y @modelcontextprotocol/server-memory", name="memory")

@@ -19,6 +19,8 @@ __all__ = [
     "AuthRef",
     "CallOutcome",
     "CallRecord",
+    "CallSummary",
+    "CallerOptions",
     "ChatModelConfig",
     "CircuitBreaker",
     "ClientPool",
@@ -41,6 +43,8 @@ __all__ = [
     "ToolResult",
     "ToolTimeoutError",
     "build_chat_model",
+    "call_table",
+    "call_table_sync",
     "list_server_tools",
     "run_agent",
     "run_sync",
@@ -49,12 +53,16 @@ __all__ = [
 ]
 
 _LOCATIONS = {
+    "CallSummary": "caller",
+    "CallerOptions": "caller",
+    "call_table": "caller",
+    "call_table_sync": "caller",
     "AgentConfig": "agent",
     "AgentRun": "agent",
     "run_agent": "agent",
     "ChatModelConfig": "chat_model",
     "build_chat_model": "chat_model",
-    "CircuitBreaker": "client",
+    "CircuitBreaker": "pool",
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
@@ -65,7 +73,7 @@ _LOCATIONS = {
     "ToolCallError": "errors",
     "ToolError": "errors",
     "ToolTimeoutError": "errors",
-    "ClientPool": "client",
+    "ClientPool": "pool",
     "McpClient": "client",
     "SyncMcpClient": "sync",
     "run_sync": "sync",
@@ -85,9 +93,10 @@ _LOCATIONS = {
 
 if TYPE_CHECKING:
     from knime_mcp.agent import AgentConfig, AgentRun, run_agent
-    from knime_mcp.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
-    from knime_mcp.client import CircuitBreaker, ClientPool, McpClient
+    from knime_mcp.caller import CallerOptions, CallSummary, call_table, call_table_sync
+    from knime_mcp.chat_model import ChatModelConfig, build_chat_model
+    from knime_mcp.client import McpClient
     from knime_mcp.config import AuthRef, ServerSpec, Timeouts
     from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.errors import (
@@ -99,6 +108,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolTimeoutError,
     )
+    from knime_mcp.pool import CircuitBreaker, ClientPool
     from knime_mcp.provider import ToolListing, list_server_tools
     from knime_mcp.results import ToolResult
     from knime_mcp.sync import SyncMcpClient, run_sync

@@ -273,9 +273,9 @@ async def run_agent(
     from langchain_core.messages import HumanMessage
 
     from knime_mcp.agent_tools import AgentToolset
-    from knime_mcp.client import ClientPool
     from knime_mcp.conversation import Conversation
     from knime_mcp.dispatch import Dispatcher
+    from knime_mcp.pool import ClientPool
 
     config = config or AgentConfig()
     if not user_message.strip():

@@ -118,7 +118,7 @@ class _Text(_Source):
 
     def value(self, cells: Columns, row: int) -> Any:
         pieces = [self._parts[0]]
-        for column, literal in zip(self.columns, self._parts[1:]):
+        for column, literal in zip(self.columns, self._parts[1:], strict=True):
             cell = cells[column][row]
             if is_missing(cell):
                 return _MISSING

@@ -5,14 +5,14 @@ arguments and per-row results and turns them into Arrow. Row results come from t
 :class:`CallOutcome`; a row whose arguments could not be built gets its :class:`ArgumentError` instead.
 
     batch = PendingBatch(record_batch(frame), first_row=0, plan=plan)
-    batch.finish(0, RowResult.from_outcome(outcome, batch.label(0)))
+    batch.finish(0, RowResult.from_outcome(outcome, partial(batch.label, 0)))
     batch.output(names)           # the input columns plus RESULT_COLUMNS
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import anyio
@@ -68,12 +68,13 @@ class RowResult(NamedTuple):
     failure: McpToolError | None
 
     @classmethod
-    def from_outcome(cls, outcome: CallOutcome, label: str) -> RowResult:
+    def from_outcome(cls, outcome: CallOutcome, label: Callable[[], str]) -> RowResult:
+        """``label()`` names the row in error messages; only failed rows pay for it."""
         result, record = outcome.result, outcome.record
         if outcome.error is not None:
             # The dispatcher's hint for invalid arguments speaks to a model; a workflow builder fixes the row instead.
             hint = _FAIL_HINT if record.status == "invalid_arguments" else outcome.error.hint or _FAIL_HINT
-            failure = _at_row(outcome.error, label, hint)
+            failure = _at_row(outcome.error, label(), hint)
             return cls(None, None, None, True, str(outcome.error), record.duration_ms, failure)
         assert result is not None, "an outcome without an error has a result"
         structured = None if result.structured is None else json.dumps(result.structured, ensure_ascii=False)
@@ -81,9 +82,8 @@ class RowResult(NamedTuple):
         image = images[0].bytes if images else None
         if not result.is_error:
             return cls(result.text, structured, image, False, None, record.duration_ms, None)
-        failure = ToolCallError(
-            f"Row {label}: tool {record.tool!r} reported an error: {result.text}", server=record.server, hint=_FAIL_HINT
-        )
+        message = f"Row {label()}: tool {record.tool!r} reported an error: {result.text}"
+        failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
         return cls(result.text, structured, image, True, result.text, record.duration_ms, failure)
 
     @classmethod
@@ -161,7 +161,7 @@ class PendingBatch:
             pa.array([r.duration_ms for r in results], pa.float64()),
         ]
         schema = self.data.schema
-        for name, array in zip(names, arrays):
+        for name, array in zip(names, arrays, strict=True):
             schema = schema.append(pa.field(name, array.type))
         return pa.RecordBatch.from_arrays([*self.data.columns, *arrays], schema=schema)
 

@@ -26,10 +26,10 @@ import anyio
 
 from knime_mcp.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, parse_template
 from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
-from knime_mcp.client import ClientPool
 from knime_mcp.config import CredentialLookup
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ConfigError, ServerBusyError, ServerConnectError
+from knime_mcp.pool import ClientPool
 from knime_mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tool import MCPTool
 
@@ -173,7 +173,7 @@ class _Run:
                 outcome = await self.dispatcher.call(self.tool, job.arguments[row])
                 if _ends_the_run(outcome.error):
                     raise outcome.error
-                self._finish(job, row, RowResult.from_outcome(outcome, job.label(row)))
+                self._finish(job, row, RowResult.from_outcome(outcome, partial(job.label, row)))
 
     def _finish(self, job: PendingBatch, row: int, result: RowResult) -> None:
         number = job.first_row + row
@@ -232,20 +232,19 @@ class _Batches:
     needs no finalisation."""
 
     def __init__(self, batches: AsyncIterable[Any] | Iterable[Any], *, threaded: bool = False) -> None:
-        self._async = aiter(batches) if isinstance(batches, AsyncIterable) else None
-        self._sync: Iterator[Any] = iter(()) if self._async is not None else iter(batches)  # type: ignore[arg-type]
+        self._source: AsyncIterator[Any] | Iterator[Any] = (
+            aiter(batches) if isinstance(batches, AsyncIterable) else iter(batches)
+        )
         self._threaded = threaded
 
     def __aiter__(self) -> _Batches:
         return self
 
     async def __anext__(self) -> Any:
-        if self._async is not None:
-            return await anext(self._async)
-        if self._threaded:
-            batch = await anyio.to_thread.run_sync(next, self._sync, _END)
-        else:
-            batch = next(self._sync, _END)
+        source = self._source
+        if isinstance(source, AsyncIterator):
+            return await anext(source)
+        batch = await anyio.to_thread.run_sync(next, source, _END) if self._threaded else next(source, _END)
         if batch is _END:
             raise StopAsyncIteration
         return batch

@@ -256,8 +256,8 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
     import pyarrow.parquet
 
     from knime_mcp.caller import CallerOptions, CallSummary, call_table, select_tool
-    from knime_mcp.client import ClientPool
     from knime_mcp.dispatch import RetryPolicy
+    from knime_mcp.pool import ClientPool
     from knime_mcp.sync import run_sync
 
     if args.retries < 0:

@@ -17,6 +17,7 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
@@ -156,7 +157,7 @@ class ServerSpec:
         """The stdio command line, split like a POSIX shell would."""
         return shlex.split(self.target)
 
-    @property
+    @cached_property
     def display_name(self) -> str:
         if self.name:
             return self.name
@@ -168,16 +169,21 @@ class ServerSpec:
         return self.target
 
     def __hash__(self) -> int:
-        return hash(self.to_json())
+        return hash(self._canonical)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServerSpec) and self.to_json() == other.to_json()
+        return isinstance(other, ServerSpec) and self._canonical == other._canonical
+
+    @cached_property
+    def _canonical(self) -> str:
+        """The JSON form, computed once: specs key the session pool and are compared on every call."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return self._canonical
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ServerSpec:

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from knime_mcp.client import ClientPool
 from knime_mcp.errors import (
     McpToolError,
     OutcomeUnknownError,
@@ -29,6 +28,7 @@ from knime_mcp.errors import (
     ToolTimeoutError,
 )
 from knime_mcp.policy import ToolPolicy
+from knime_mcp.pool import ClientPool
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool

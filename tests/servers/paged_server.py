@@ -6,8 +6,8 @@ HTTP on 127.0.0.1 and prints `paged test server listening on http://127.0.0.1:PO
 
 from __future__ import annotations
 
-from mcp.server.lowlevel import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from knime.extension._schema import PortObjectSpec
 
@@ -83,7 +83,7 @@ class Port:
     type: PortType | str
     name: str
     description: str
-    id: Optional[str] = None
+    id: str | None = None
     optional: bool = False
 
     def __post_init__(self) -> None:

@@ -164,7 +164,7 @@ class Column:
         return f"Column<'{self.name}', {self.ktype}>"
 
 
-_Key = Union[int, str, slice, Sequence[Union[int, str]]]
+_Key = Union[int, str, slice, Sequence[int | str]]
 
 
 class _ColumnarView:

@@ -23,6 +23,7 @@ from knime.extension._contexts import (
     DialogCreationContext,
     ExecutionContext,
 )
+from knime.extension._params import _BaseParameter
 from knime.extension._ports import (
     _BUILT_IN_PORT_TYPES,
     ConnectionPortObject,
@@ -34,7 +35,6 @@ from knime.extension._ports import (
     has_port_type_for_id,
     port_type,
 )
-from knime.extension._params import _BaseParameter
 from knime.extension._schema import _ColumnarView
 
 __all__ = [

@@ -1,0 +1,122 @@
+"""The run's sessions: one :class:`McpClient` per server, shared by every call of a node execution or CLI run.
+
+Above sit the dispatcher, the agent and the Tool Caller; below, :mod:`knime_mcp.client`. The pool owns one task
+group, in which every client keeps its session, and one HTTP connection pool, which every client borrows.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import TaskGroup
+
+from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
+from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError
+from knime_mcp.transports import HttpPool
+
+__all__ = ["CircuitBreaker", "ClientPool"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CircuitBreaker:
+    """When to stop connecting to a server that keeps failing, so a run does not hammer a dead server."""
+
+    threshold: int = 3
+    """Failed connection attempts in a row after which the server is left alone."""
+
+    cooldown: float = 30.0
+    """Seconds to fail fast before trying the server again."""
+
+
+@dataclass
+class _Trips:
+    failures: int = 0
+    opened_at: float | None = None
+    last: McpToolError | None = None
+
+
+class ClientPool:
+    """One :class:`McpClient` per server for a whole run (an agent conversation, a Tool Caller execution).
+
+    Sessions open on first use, from any task, and all close when the pool closes; they share one HTTP
+    connection pool. Settings and authentication errors fail fast for the rest of the run; other connection
+    failures trip a per-server :class:`CircuitBreaker`.
+
+        async with ClientPool() as pool:
+            client = await pool.client(tool.server)
+            await client.call_tool(tool.tool_name, arguments)
+    """
+
+    def __init__(
+        self,
+        *,
+        credentials: CredentialLookup | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        breaker: CircuitBreaker = CircuitBreaker(),
+    ) -> None:
+        self._credentials = credentials
+        self._max_concurrency = max_concurrency
+        self._breaker = breaker
+        self._clients: dict[ServerSpec, McpClient] = {}
+        self._trips: dict[ServerSpec, _Trips] = {}
+        self._locks: dict[ServerSpec, anyio.Lock] = {}
+        self._stack = AsyncExitStack()
+        self._task_group: TaskGroup | None = None
+        self._http: HttpPool | None = None
+
+    async def __aenter__(self) -> ClientPool:
+        http = HttpPool()
+        self._stack.push_async_callback(http.aclose)
+        self._task_group = await self._stack.enter_async_context(anyio.create_task_group())
+        self._http = http
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        async with anyio.create_task_group() as closing:
+            for client in self._clients.values():
+                closing.start_soon(client.close_sessions)
+        await self._stack.aclose()
+
+    async def client(self, spec: ServerSpec) -> McpClient:
+        """The open client for ``spec``, connecting on the first request."""
+        if self._task_group is None or self._http is None:
+            raise RuntimeError("Open the ClientPool with 'async with' before using it.")
+        if (client := self._clients.get(spec)) is not None:
+            return client
+        async with self._locks.setdefault(spec, anyio.Lock()):
+            if spec in self._clients:
+                return self._clients[spec]
+            trips = self._trips.setdefault(spec, _Trips())
+            self._fail_fast(trips)
+            client = McpClient(spec, credentials=self._credentials, max_concurrency=self._max_concurrency)
+            try:
+                await client.open_in(self._task_group, self._http)
+            except McpToolError as exc:
+                trips.failures += 1
+                trips.last = exc
+                if trips.failures >= self._breaker.threshold:
+                    trips.opened_at = anyio.current_time()
+                raise
+            self._trips.pop(spec)
+            self._clients[spec] = client
+            return client
+
+    def _fail_fast(self, trips: _Trips) -> None:
+        last = trips.last
+        if isinstance(last, ConfigError | ServerAuthError):
+            raise last
+        if last is None or trips.opened_at is None:
+            return
+        remaining = trips.opened_at + self._breaker.cooldown - anyio.current_time()
+        if remaining <= 0:
+            trips.opened_at = None
+            return
+        raise ServerConnectError(
+            f"Not connecting again for {remaining:.0f} s after {trips.failures} failed attempts in a row "
+            f"(last: {last.message})",
+            server=last.server,
+            hint=last.hint,
+        )
