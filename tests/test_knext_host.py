@@ -406,6 +406,7 @@ def test_batches_exist_only_on_tables_passed_into_execute() -> None:
     source = knext_host_tools.source_table(frame, batch_size=2)
     assert source.num_batches == 3
     assert [b.to_pandas()["x"].tolist() for b in source.batches()] == [[0, 1], [2, 3], [4]]
+    assert knext_host_tools.source_table(source).num_batches == 3
 
 
 def test_input_schema_columns_carry_metadata_so_they_differ_from_built_schemas() -> None:

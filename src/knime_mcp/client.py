@@ -345,8 +345,19 @@ class McpClient:
                     hint="Raise the call timeout if the tool is slow.",
                 ) from exc
 
-        async with self._limiter:
+        await self._acquire_slot()
+        try:
             return await self._request(call, what=f"the call of tool {tool_name!r}", repeatable=repeatable)
+        finally:
+            self._limiter.release()
+
+    async def _acquire_slot(self) -> None:
+        """A free slot is taken without a trip through the event loop (``async with`` on the limiter always
+        yields once), which a call of a fraction of a millisecond would notice; a full limiter waits."""
+        try:
+            self._limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._limiter.acquire()
 
 
 def _busy(status: int) -> bool:

@@ -43,7 +43,8 @@ def source_table(
 ) -> knext.Table:
     """An ``execute`` input built from ``data``, in one batch unless ``batch_size`` says otherwise.
 
-    A ``BatchOutputTable`` keeps its batches. An empty table has no batches at all (the strictest reading).
+    A ``BatchOutputTable`` and a source table (a node's output handed on) keep their batches. An empty table has no
+    batches at all (the strictest reading).
     """
     import pandas as pd
     import pyarrow as pa
@@ -52,6 +53,9 @@ def source_table(
         empty = pa.table({_table._ROW_ID: pa.array([], pa.string())})
         arrow = pa.concat_tables(data._batches) if data._batches else empty
         batch_size = data._batches[0].num_rows if data._batches else None
+    elif isinstance(data, _table._SourceTable):
+        arrow = data._data
+        batch_size = batch_size or data._batch_size
     elif isinstance(data, knext.Table):
         arrow = data._data
     elif isinstance(data, pd.DataFrame):
