@@ -17,7 +17,8 @@ import json
 import math
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
+
+from knime_mcp.schema import resolve_local_ref
 
 __all__ = [
     "ConversionError",
@@ -50,28 +51,12 @@ def is_missing(value: Any) -> bool:
 # -- schemas --------------------------------------------------------------------------------------------------------
 
 
-def _resolve(ref: str, root: Any) -> Any:
-    """The target of a local JSON pointer such as ``#/$defs/Customer``; None for anything else."""
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for token in filter(None, ref[1:].split("/")):
-        key = unquote(token).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return None
-    return node
-
-
 def _deref(schema: Any, root: Any) -> Any:
     """Follow local ``$ref``\\ s (keeping sibling keywords), a bounded number of times."""
     for _ in range(_MAX_SCHEMA_DEPTH):
         if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
             return schema
-        target = _resolve(schema["$ref"], root)
+        target = resolve_local_ref(schema["$ref"], root)
         siblings = {key: value for key, value in schema.items() if key != "$ref"}
         schema = {**target, **siblings} if isinstance(target, dict) else siblings
     return schema

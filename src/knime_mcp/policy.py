@@ -18,6 +18,7 @@ from typing import Literal, get_args
 
 from knime_mcp.errors import ConfigError
 from knime_mcp.tool import MCPTool
+from knime_mcp.toolset import compile_name_pattern
 
 __all__ = ["DestructiveMode", "ToolPolicy"]
 
@@ -53,8 +54,8 @@ class ToolPolicy:
                 f"Unknown destructive-tool policy {self.destructive!r}; use one of "
                 f"{', '.join(get_args(DestructiveMode))}."
             )
-        object.__setattr__(self, "_allow", _compile(self.allow, "tool allow-list"))
-        object.__setattr__(self, "_deny", _compile(self.deny, "tool deny-list"))
+        object.__setattr__(self, "_allow", compile_name_pattern(self.allow, "tool allow-list"))
+        object.__setattr__(self, "_deny", compile_name_pattern(self.deny, "tool deny-list"))
 
     def check(self, tool: MCPTool) -> str | None:
         """Why ``tool`` must not be called, in words for the model; ``None`` when it may be called.
@@ -90,16 +91,3 @@ class ToolPolicy:
             else:
                 notes.append(reason)
         return allowed, notes
-
-
-def _compile(pattern: str | None, setting: str) -> re.Pattern[str] | None:
-    """An empty pattern means no rule, as a cleared setting in a dialog should."""
-    if not pattern:
-        return None
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(
-            f"The {setting} {pattern!r} is not a valid regular expression: {exc}.",
-            hint="Use a Python regular expression, e.g. get_.*|search; escape special characters with \\.",
-        ) from exc

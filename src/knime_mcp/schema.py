@@ -29,6 +29,7 @@ __all__ = [
     "SchemaMode",
     "ShapedTools",
     "apply_schema_mode",
+    "resolve_local_ref",
     "shape_schemas",
     "validate_arguments",
 ]
@@ -99,6 +100,22 @@ def _shape(tool: MCPTool, mode: SchemaMode) -> tuple[MCPTool | None, str]:
         notes += simple_notes
     new_notes = tuple(note for note in dict.fromkeys(notes) if note not in tool.notes)
     return tool.with_changes(parameter_schema=schema, notes=tool.notes + new_notes), ""
+
+
+def resolve_local_ref(ref: str, root: Any) -> Any:
+    """The target of a local JSON pointer such as ``#/$defs/Entity`` within ``root``; None for anything else."""
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for token in filter(None, ref[1:].split("/")):
+        key = unquote(token).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node
 
 
 # -- full mode ------------------------------------------------------------------------------------------------------
@@ -198,19 +215,7 @@ class _Inliner:
         return {**resolved, **siblings}
 
     def _resolve(self, ref: str) -> Any:
-        """The target of a local JSON pointer such as ``#/$defs/Entity``; None for anything else."""
-        if not ref.startswith("#/"):
-            return None
-        node: Any = self._root
-        for token in ref[2:].split("/"):
-            key = unquote(token).replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                return None
-        return node
+        return resolve_local_ref(ref, self._root)
 
     def _note(self, path: str, text: str) -> None:
         self.notes.append(f"parameter {path!r} {text}" if path else f"the input schema {text}")

@@ -26,6 +26,7 @@ from knime_mcp.tool import MCPTool
 __all__ = [
     "MAX_NAME_LENGTH",
     "ToolNameMap",
+    "compile_name_pattern",
     "ensure_unique",
     "filter_tools",
     "prefix_tools",
@@ -47,8 +48,8 @@ def filter_tools(tools: Iterable[MCPTool], include: str | None = None, exclude: 
 
     An empty pattern means no filter, as a cleared setting in a dialog should.
     """
-    keep = _pattern(include, "include pattern")
-    drop = _pattern(exclude, "exclude pattern")
+    keep = compile_name_pattern(include, "include pattern")
+    drop = compile_name_pattern(exclude, "exclude pattern")
     return [
         tool
         for tool in tools
@@ -56,7 +57,8 @@ def filter_tools(tools: Iterable[MCPTool], include: str | None = None, exclude: 
     ]
 
 
-def _pattern(pattern: str | None, setting: str) -> re.Pattern[str] | None:
+def compile_name_pattern(pattern: str | None, setting: str) -> re.Pattern[str] | None:
+    """A tool-name pattern of a setting; an empty one means no rule, as a cleared setting in a dialog should."""
     if not pattern:
         return None
     try:
