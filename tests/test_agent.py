@@ -14,7 +14,6 @@ import re
 import shlex
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -35,6 +34,7 @@ from knime_mcp.provider import list_server_tools
 from knime_mcp.results import TextPart, ToolResult
 from knime_mcp.sync import CallerThread, run_sync
 from knime_mcp.tool import MCPTool
+from workflow_tools import ExecutesWorkflowTools, StandInWorkflowTool
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -347,35 +347,11 @@ def test_an_empty_prompt_is_a_config_error(http_tools: list[MCPTool]) -> None:
 # -- KNIME workflow tools (stand-ins: the real ones exist only inside KNIME 5.5+) ------------------------------------
 
 
-@dataclass
-class StandInWorkflowTool:
-    """The documented fields of ``knime.types.tool.WorkflowTool``."""
-
-    name: str
-    description: str
-    parameter_schema: dict[str, Any]
-    message_output_port_index: int = 0
-    input_ports: list[Any] | None = None
-    output_ports: list[Any] | None = None
-
-
-class RecordingContext:
-    """KNIME's execution context as far as workflow tools go: ``_execute_tool`` records each call and answers in
-    the shape of the given KNIME version, or fails the way KNIME does (``RuntimeError`` with the tool's message)."""
+class RecordingContext(ExecutesWorkflowTools):
+    """KNIME's execution context as far as workflow tools go."""
 
     def __init__(self, version: str = "5.6", failure: str | None = None) -> None:
-        self.version = version
-        self.failure = failure
-        self.calls: list[tuple[Any, dict[str, Any], list[Any], dict[str, str]]] = []
-        self.threads: list[int] = []
-
-    def _execute_tool(self, tool: Any, parameters: dict[str, Any], inputs: list[Any], hints: dict[str, str]) -> Any:
-        self.calls.append((tool, parameters, inputs, hints))
-        self.threads.append(threading.get_ident())
-        if self.failure:
-            raise RuntimeError(self.failure)
-        message = f"{tool.name} processed {parameters}"
-        return (message, []) if self.version == "5.5" else (message, [], ["view-1"])
+        self._setup_tools(version, failure)
 
 
 ROW_SAMPLER = StandInWorkflowTool(

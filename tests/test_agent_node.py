@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shlex
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import knime.extension as knext
@@ -29,6 +28,7 @@ from node_contexts import ConfigureContext, ExecuteContext
 from nodes.agent import AgentPrompter
 from nodes.chat_model import ChatModelConnector, ChatModelSpec
 from nodes.provider import MCPToolProvider
+from workflow_tools import ExecutesWorkflowTools, StandInWorkflowTool
 
 knext_host_tools = pytest.importorskip("knext_host_tools")
 
@@ -142,30 +142,12 @@ def test_an_empty_user_message_is_an_invalid_setting(demo_tools_table: Any) -> N
 # -- Agent Prompter: execute ----------------------------------------------------------------------------------------
 
 
-@dataclass
-class StandInWorkflowTool:
-    """The documented fields of ``knime.types.tool.WorkflowTool``."""
-
-    name: str
-    description: str
-    parameter_schema: dict[str, Any]
-    message_output_port_index: int = 0
-    input_ports: list[Any] | None = None
-    output_ports: list[Any] | None = None
-
-
-class WorkflowToolContext(ExecuteContext):
-    """An execution context of KNIME 5.5 or 5.6 as far as workflow tools go: ``_execute_tool`` records its calls."""
+class WorkflowToolContext(ExecutesWorkflowTools, ExecuteContext):
+    """An execution context of KNIME 5.5 or 5.6 as far as workflow tools go."""
 
     def __init__(self, version: str, credentials: dict[str, tuple[str, str]]) -> None:
         super().__init__(credentials)
-        self.version = version
-        self.tool_calls: list[tuple[Any, dict[str, Any], list[Any], dict[str, str], int]] = []
-
-    def _execute_tool(self, tool: Any, parameters: dict[str, Any], inputs: list[Any], hints: dict[str, str]) -> Any:
-        self.tool_calls.append((tool, parameters, inputs, hints, threading.get_ident()))
-        message = f"Sampled {parameters['rows']} rows."
-        return (message, []) if self.version == "5.5" else (message, [], [])
+        self._setup_tools(version)
 
 
 SAMPLER = StandInWorkflowTool("Row Sampler", "Samples rows.", {"rows": {"type": "integer"}})
@@ -201,7 +183,8 @@ def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from
     assert list(log["Kind"]) == ["MCP", "MCP", "workflow", "MCP", "MCP"]
     assert list(log["Status"]) == ["ok", "ok", "ok", "tool_error", "ok"]
     assert list(log["Turn"]) == [1, 1, 1, 2, 3]
-    assert ctx.tool_calls == [(SAMPLER, {"rows": 3}, [], WORKFLOW_EXECUTION_HINTS, threading.get_ident())]
+    assert ctx.calls == [(SAMPLER, {"rows": 3}, [], WORKFLOW_EXECUTION_HINTS)]
+    assert ctx.threads == [threading.get_ident()]
     # And the model saw the failure and answered in the end
     failure = next(m for m in endpoint.requests[2]["messages"] if m.get("tool_call_id") == "c4")
     assert "quota exceeded" in failure["content"]
