@@ -298,3 +298,14 @@ def test_the_deny_list_blocks_a_tool_that_the_destructive_policy_allows(demo_too
         node = _agent("Echo hi.", deny="^echo$", destructive="ALLOW")
         _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools_table)
     assert list(log["Status"]) == ["blocked"] and "deny-list" in log["Error"].iloc[0]
+
+
+def test_checking_servers_from_the_tools_table_refuses_a_loopback_server_without_calling_it(
+    demo_tools_table: Any,
+) -> None:
+    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Refused.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        node = _agent("Echo hi.", check_servers=True)
+        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools_table)
+    assert list(log["Status"]) == ["failed"]
+    assert "127.0.0.1, a loopback address" in log["Error"].iloc[0]

@@ -357,3 +357,20 @@ def test_the_cli_refuses_other_input_formats(tmp_path: Path, capsys: pytest.Capt
     code = main(["call-table", "http://127.0.0.1:1/mcp", "echo", "--input", "x.json", "--output", "y.parquet"])
     assert code == 2
     assert ".csv or .parquet" in capsys.readouterr().err
+
+
+def test_a_caller_that_checks_servers_refuses_a_loopback_server_before_any_row(demo_http_url: str) -> None:
+    import pandas as pd
+
+    from knime_mcp.caller import CallerOptions, call_table_sync
+    from knime_mcp.config import ServerSpec
+    from knime_mcp.errors import ConfigError
+    from knime_mcp.provider import list_server_tools
+    from knime_mcp.sync import run_sync
+
+    echo = next(t for t in run_sync(list_server_tools, ServerSpec(target=demo_http_url)).tools if t.name == "echo")
+    written: list[object] = []
+    with pytest.raises(ConfigError, match="loopback address"):
+        options = CallerOptions(check_servers=True)
+        call_table_sync(echo, [pd.DataFrame({"text": ["a", "b"]})], written.append, options=options)
+    assert written == []

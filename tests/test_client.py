@@ -370,3 +370,17 @@ async def test_an_auth_failure_is_not_retried_for_every_call(auth_server_url: st
         with pytest.raises(ServerAuthError) as second:
             await pool.client(ServerSpec(target=auth_server_url))
     assert first.value is second.value
+
+
+async def test_servers_from_data_are_checked_before_connecting(
+    demo_http_url: str, demo_stdio_command: list[str]
+) -> None:
+    from knime_mcp.pool import ClientPool
+
+    before = _children()
+    async with ClientPool(servers_from_data=True) as pool:
+        with pytest.raises(ConfigError, match="loopback address"):
+            await pool.client(ServerSpec(target=demo_http_url))
+        with pytest.raises(ConfigError, match="command line taken from data was refused"):
+            await pool.client(_stdio(demo_stdio_command))
+        assert _children() == before

@@ -59,7 +59,7 @@ async def test_a_url_pointing_inside_the_network_is_refused_naming_the_address(
 
     message = str(caught.value)
     assert f"points to {address}, {kind}; URLs taken from data may reach only public internet addresses." in message
-    assert "Hint: If you trust this URL, allow private network addresses in the node settings" in message
+    assert "Hint: If you trust this URL, stop checking servers from the tools table" in message
 
 
 async def test_every_resolved_address_must_be_public_not_just_the_first(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -116,6 +116,10 @@ class AgentConfig:
     retry: RetryPolicy = DEFAULT_AGENT_RETRY
     """Retries of read-only and idempotent tool calls after timeouts, lost connections, 429 and 5xx."""
 
+    check_servers: bool = False
+    """The tools come from an untrusted table: check each server before connecting (no private or loopback
+    addresses, no command lines), as :class:`~knime_mcp.pool.ClientPool` does with ``servers_from_data``."""
+
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:
             raise ConfigError("The iteration limit must be at least 1.")
@@ -281,7 +285,9 @@ async def run_agent(
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
     conversation = Conversation(system_prompt(system_message), history)
-    async with ClientPool(credentials=credentials, max_concurrency=config.max_concurrency) as pool:
+    async with ClientPool(
+        credentials=credentials, max_concurrency=config.max_concurrency, servers_from_data=config.check_servers
+    ) as pool:
         dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(
             tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap

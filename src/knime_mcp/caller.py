@@ -76,6 +76,10 @@ class CallerOptions:
     on_error: OnError = "fail"
     """``fail``: stop at the first failed row. ``column``: record each row's error and go on."""
 
+    check_servers: bool = False
+    """The tool comes from an untrusted table: check its server before connecting (no private or loopback
+    addresses, no command lines), as :class:`~knime_mcp.pool.ClientPool` does with ``servers_from_data``."""
+
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError(f"Concurrency must be at least 1, not {self.concurrency}.")
@@ -272,7 +276,9 @@ async def call_table(
     """
     options = options or CallerOptions()
     if pool is None:
-        async with ClientPool(credentials=credentials, max_concurrency=options.concurrency) as own_pool:
+        async with ClientPool(
+            credentials=credentials, max_concurrency=options.concurrency, servers_from_data=options.check_servers
+        ) as own_pool:
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress
             )

@@ -16,6 +16,7 @@ from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError
 from knime_mcp.transports import HttpPool
+from knime_mcp.urlguard import check_url
 
 __all__ = ["CircuitBreaker", "ClientPool"]
 
@@ -56,8 +57,12 @@ class ClientPool:
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         breaker: CircuitBreaker = CircuitBreaker(),
+        servers_from_data: bool = False,
     ) -> None:
+        """``servers_from_data``: the specs were read from data (a table cell) rather than typed by a person, so
+        each is checked before it is connected: URLs by the SSRF guard, and command lines are never run."""
         self._credentials = credentials
+        self._servers_from_data = servers_from_data
         self._max_concurrency = max_concurrency
         self._breaker = breaker
         self._clients: dict[ServerSpec, McpClient] = {}
@@ -93,6 +98,8 @@ class ClientPool:
             self._fail_fast(trips)
             client = McpClient(spec, credentials=self._credentials, max_concurrency=self._max_concurrency)
             try:
+                if self._servers_from_data:
+                    await _check_server_from_data(spec)
                 await client.open_in(self._task_group, self._http)
             except McpToolError as exc:
                 trips.failures += 1
@@ -120,3 +127,13 @@ class ClientPool:
             server=last.server,
             hint=last.hint,
         )
+
+
+async def _check_server_from_data(spec: ServerSpec) -> None:
+    if not spec.is_url:
+        raise ConfigError(
+            "A server command line taken from data was refused: it would start a program on this machine.",
+            server=spec.display_name,
+            hint="Use only trusted tools tables for stdio servers, or stop checking servers from the tools table.",
+        )
+    await check_url(spec.target)

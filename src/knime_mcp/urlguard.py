@@ -29,7 +29,7 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FULL_URL_HINT = "Give a full URL such as https://example.com/mcp."
 _HOST_HINT = "Check the host name in the URL."
-_ALLOW_HINT = "If you trust this URL, allow private network addresses in the node settings (allow_private=True)."
+_ALLOW_HINT = "If you trust this URL, stop checking servers from the tools table in the node settings."
 
 
 async def check_url(url: str, *, allow_private: bool = False) -> None:

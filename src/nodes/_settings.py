@@ -110,6 +110,17 @@ def destructive_parameter(default: DestructiveOptions) -> knext.EnumParameter:
     )
 
 
+def check_servers_parameter() -> knext.BoolParameter:
+    return knext.BoolParameter(
+        "Check servers from the tools table",
+        "Treat the tools table as untrusted data (e.g. read from a file): refuse servers on private, loopback or "
+        "link-local addresses and stdio command lines before connecting. Leave off for tables of your own MCP "
+        "Tool Provider.",
+        False,
+        is_advanced=True,
+    )
+
+
 def tool_policy(allow: str, deny: str, destructive: str) -> ToolPolicy:
     """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting."""
     mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]

@@ -18,7 +18,13 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._settings import DestructiveOptions, credential_lookup, destructive_parameter, tool_policy
+from nodes._settings import (
+    DestructiveOptions,
+    check_servers_parameter,
+    credential_lookup,
+    destructive_parameter,
+    tool_policy,
+)
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 
@@ -145,6 +151,7 @@ class AgentPrompter:
         "Tool deny-list (regex)", "Tools whose name matches anywhere are never called.", "", is_advanced=True
     )
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
+    check_servers = check_servers_parameter()
 
     def configure(
         self,
@@ -220,6 +227,7 @@ class AgentPrompter:
             call_timeout=self.call_timeout or None,
             output_cap=self.output_cap,
             policy=tool_policy(self.allow, self.deny, self.destructive),
+            check_servers=self.check_servers,
         )
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:

@@ -8,7 +8,7 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._settings import credential_lookup
+from nodes._settings import check_servers_parameter, credential_lookup
 
 if TYPE_CHECKING:
     from knime_mcp.caller import CallerOptions
@@ -63,6 +63,7 @@ class CallSettings:
     on_error = knext.EnumParameter(
         "Error handling", "What a failed row does.", ErrorHandlingOptions.FAIL.name, ErrorHandlingOptions
     )
+    check_servers = check_servers_parameter()
 
 
 @knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY)
@@ -140,4 +141,5 @@ class MCPToolCaller:
             timeout=self.calls.timeout,
             retry=RetryPolicy(attempts=self.calls.retries + 1),
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
+            check_servers=self.calls.check_servers,
         )
