@@ -118,8 +118,9 @@ def test_tools_survive_parquet_read_back_in_a_fresh_process(tmp_path: Path) -> N
         "print('\\n'.join(tool.to_json() for tool in arrow.tools_from_arrow(table)))\n"
     )
 
-    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
 
+    assert result.returncode == 0, result.stderr
     type_name, *lines = result.stdout.splitlines()
     assert type_name == "MCPToolType"
     assert lines == [tool.to_json() for tool in TOOLS]
