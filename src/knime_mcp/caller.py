@@ -28,7 +28,7 @@ from knime_mcp.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, pa
 from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
 from knime_mcp.config import CredentialLookup
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
-from knime_mcp.errors import ConfigError, ServerBusyError, ServerConnectError
+from knime_mcp.errors import ConfigError, McpToolError, ServerBusyError, ServerConnectError
 from knime_mcp.pool import ClientPool
 from knime_mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tool import MCPTool
@@ -217,8 +217,12 @@ def _ends_the_run(error: Exception | None) -> bool:
 
 
 def _sole(group: BaseExceptionGroup) -> BaseException:
-    """The one error that ended the run (the other tasks were cancelled by it), else the whole group."""
+    """The error that ended the run. Several calls in flight can meet the same lost server at once; their errors
+    say the same, so the first is raised. A group without errors of ours is a bug, and is raised whole."""
     errors = list(_leaves(group))
+    ours = [error for error in errors if isinstance(error, McpToolError)]
+    if ours:
+        return ours[0]
     return errors[0] if len(errors) == 1 else group
 
 

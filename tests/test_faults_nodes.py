@@ -1,0 +1,110 @@
+"""The fault suite seen from the Tool Caller and the agent: the same misbehaving fake server as tests/test_faults.py,
+with each fault ending in an error a user can act on, every row kept in order, the run going on, and a canary secret
+(credential, header and environment variable at once) appearing nowhere in outputs, logs or errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
+from fixtures.fault_servers import fault_url
+from knime_mcp.agent import AgentConfig, run_agent
+from knime_mcp.caller import CallerOptions, call_table_sync
+from knime_mcp.chat_model import ChatModelConfig, build_chat_model
+from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+from knime_mcp.dispatch import RetryPolicy
+from knime_mcp.sync import run_sync
+from knime_mcp.tool import MCPTool, ToolAnnotations
+from tool_factory import make_tool
+
+CANARY = "canary-7f3a9c2e"
+FAST = Timeouts(connect=10.0, call=1.0)
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+NO_WAIT = RetryPolicy(attempts=2, initial_wait=0.01, max_wait=0.02)
+
+FAULTS: dict[str, dict[str, Any]] = {
+    "hang": {"on": "tools/call"},
+    "drop": {"on": "tools/call"},
+    "invalid-json": {"on": "tools/call"},
+    "wrong-id": {"on": "tools/call"},
+    "trickle": {"on": "tools/call"},
+    "status": {"on": "tools/call", "code": 503, "times": 100},
+}
+"""Faults on ``tools/call`` only, so the session opens and each call meets the fault."""
+
+
+@pytest.fixture
+def canary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KNIME_MCP_CANARY", CANARY)
+
+
+def _echo(base: str, mode: str, options: dict[str, Any]) -> MCPTool:
+    """The fake's read-only echo, reached with the canary as bearer credential and inside a header."""
+    spec = ServerSpec(
+        target=fault_url(base, mode, key=uuid.uuid4().hex, **options),
+        headers={"X-Trace": "${KNIME_MCP_CANARY}"},
+        auth=AuthRef(kind="bearer", credential="mcp"),
+        timeouts=FAST,
+    )
+    return make_tool("echo", server=spec, annotations=READ_ONLY)
+
+
+def _credentials(name: str) -> tuple[str, str]:
+    return "", CANARY
+
+
+@pytest.mark.parametrize("mode", FAULTS)
+def test_the_caller_keeps_every_row_in_order_through_a_fault(
+    mode: str, fake_misbehaving_url: str, canary: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    tool = _echo(fake_misbehaving_url, mode, FAULTS[mode])
+    batches: list[pa.RecordBatch] = []
+    errors: list[str] = []
+    try:
+        call_table_sync(
+            tool,
+            [pd.DataFrame({"text": [f"row {n}" for n in range(4)]})],
+            batches.append,
+            options=CallerOptions(on_error="column", retry=NO_WAIT, concurrency=2),
+            credentials=_credentials,
+        )
+    except Exception as exc:  # a fault that ends the run must say so clearly
+        errors.append(str(exc))
+    rows = pa.Table.from_batches(batches).to_pandas() if batches else pd.DataFrame()
+    if errors:
+        assert "[server: " in errors[0] and "Hint:" in errors[0]
+    else:
+        assert list(rows["text"]) == [f"row {n}" for n in range(4)]
+        assert rows["Is error"].all() and rows["Error"].str.len().gt(0).all()
+    everything = rows.to_csv() + " ".join(errors) + caplog.text
+    assert CANARY not in everything
+
+
+@pytest.mark.parametrize("mode", FAULTS)
+def test_the_agent_tells_the_model_about_a_fault_and_goes_on(
+    mode: str, fake_misbehaving_url: str, canary: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    tool = _echo(fake_misbehaving_url, mode, FAULTS[mode])
+    script = [tool_calls(("c1", "echo", {"text": "hi"})), answer("The tool failed; here is what I know.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        model = build_chat_model(ChatModelConfig(base_url=endpoint.base_url, model="fake-gpt"), CANARY)
+        config = AgentConfig(retry=NO_WAIT, errors="column")
+        run = run_sync(run_agent, model, [tool], "Echo hi.", config=config, credentials=_credentials, secrets=[CANARY])
+        requests = json.dumps(endpoint.requests)
+    assert run.failure is None
+    assert run.conversation.new_messages[-1].text == "The tool failed; here is what I know."
+    (entry,) = run.log
+    assert entry.status in {"timeout", "connection_error", "tool_error"} and entry.error
+    tool_reply = run.conversation.rows()[-2]["Content"]
+    assert "failed" in tool_reply
+    everything = json.dumps(run.conversation.rows(error_column=True)) + json.dumps([e.to_dict() for e in run.log])
+    assert CANARY not in everything + caplog.text + requests
