@@ -347,7 +347,7 @@ async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo
 async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
     import socket
 
-    from knime_mcp.pool import CircuitBreaker
+    from knime_mcp.breaker import CircuitBreaker
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -360,7 +360,7 @@ async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> 
                 await pool.client(spec)
             messages.append(str(caught.value))
     assert [m.startswith("Could not connect") for m in messages] == [True, True, False, False]
-    assert "after 2 failed attempts in a row" in messages[-1] and "Hint:" in messages[-1]
+    assert "after 2 failures in a row" in messages[-1] and "Hint:" in messages[-1]
 
 
 async def test_an_auth_failure_is_not_retried_for_every_call(auth_server_url: str) -> None:
@@ -384,3 +384,28 @@ async def test_servers_from_data_are_checked_before_connecting(
         with pytest.raises(ConfigError, match="command line taken from data was refused"):
             await pool.client(_stdio(demo_stdio_command))
         assert _children() == before
+
+
+async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after_a_few_tries(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    import sys
+
+    from fixtures.python_servers import running_server
+    from knime_mcp.breaker import CircuitBreaker
+
+    command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "streamable-http"]
+    with running_server(command, tmp_path_factory.mktemp("dying") / "server.log") as server:
+        spec = ServerSpec(target=server.url)
+        client = McpClient(spec, breaker=CircuitBreaker(threshold=2, cooldown=60))
+        async with client:
+            await client.call_tool("echo", {"text": "alive"})
+            server.process.terminate()
+            server.process.wait(10)
+            messages = []
+            for _ in range(4):
+                with pytest.raises(ServerConnectError) as caught:
+                    await client.call_tool("echo", {"text": "anyone?"})
+                messages.append(str(caught.value))
+    assert "failures in a row" not in messages[1] and "after 2 failures in a row" in messages[2]
+    assert messages[3].startswith("Not trying the server again")

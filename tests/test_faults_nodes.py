@@ -108,3 +108,32 @@ def test_the_agent_tells_the_model_about_a_fault_and_goes_on(
     assert "failed" in tool_reply
     everything = json.dumps(run.conversation.rows(error_column=True)) + json.dumps([e.to_dict() for e in run.log])
     assert CANARY not in everything + caplog.text + requests
+
+
+def test_a_server_that_dies_mid_run_leaves_every_row_with_its_error_in_column_mode(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    import sys
+
+    from fixtures.python_servers import running_server
+    from knime_mcp.provider import list_server_tools
+
+    command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "streamable-http"]
+    with running_server(command, tmp_path_factory.mktemp("dies") / "server.log") as server:
+        echo = next(t for t in run_sync(list_server_tools, ServerSpec(target=server.url)).tools if t.name == "echo")
+        frames = [pd.DataFrame({"text": [f"row {n}" for n in range(start, start + 50)]}) for start in (0, 50, 100)]
+
+        def batches() -> Any:
+            yield frames[0]
+            server.process.terminate()
+            server.process.wait(10)
+            yield from frames[1:]
+
+        out: list[pa.RecordBatch] = []
+        options = CallerOptions(on_error="column", concurrency=4, retry=RetryPolicy(attempts=1))
+        call_table_sync(echo, batches(), out.append, options=options)
+    rows = pa.Table.from_batches(out).to_pandas()
+    assert list(rows["text"]) == [f"row {n}" for n in range(150)]
+    failed = rows[rows["Is error"]]
+    assert len(failed) > 0 and failed["Error"].str.contains(r"\[server: ").all()
+    assert failed["Error"].str.startswith("Not trying the server again").any()

@@ -62,7 +62,7 @@ _LOCATIONS = {
     "run_agent": "agent",
     "ChatModelConfig": "chat_model",
     "build_chat_model": "chat_model",
-    "CircuitBreaker": "pool",
+    "CircuitBreaker": "breaker",
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
@@ -94,6 +94,7 @@ _LOCATIONS = {
 if TYPE_CHECKING:
     from knime_mcp.agent import AgentConfig, AgentRun, run_agent
     from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
+    from knime_mcp.breaker import CircuitBreaker
     from knime_mcp.caller import CallerOptions, CallSummary, call_table, call_table_sync
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.client import McpClient
@@ -108,7 +109,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolTimeoutError,
     )
-    from knime_mcp.pool import CircuitBreaker, ClientPool
+    from knime_mcp.pool import ClientPool
     from knime_mcp.provider import ToolListing, list_server_tools
     from knime_mcp.results import ToolResult
     from knime_mcp.sync import SyncMcpClient, run_sync

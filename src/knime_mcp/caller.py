@@ -7,8 +7,9 @@ result batches. Each output batch is its input batch (RecordBatch, Table or Data
 batches is in memory at once, however long the table; ``concurrency`` calls run at a time over the one session.
 
 On errors: ``fail`` stops at the first failed row in row order and raises its error with the row number;
-``column`` writes each row's error into the error columns and goes on. A refused or lost connection ends the run in
-both modes, since every later row would fail the same way; a busy server's 429 or 5xx is the row's own error.
+``column`` writes each row's error into the error columns and goes on, so no row is lost. A server that cannot be
+reached before the first row fails the run; one that dies during it trips the client's circuit breaker, so the
+remaining rows fail fast with its error instead of each waiting for a connection.
 
     summary = call_table_sync(tool, table.batches(), output.append, options=CallerOptions(concurrency=8))
     async with ClientPool() as pool:
@@ -28,7 +29,7 @@ from knime_mcp.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, pa
 from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
 from knime_mcp.config import CredentialLookup
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
-from knime_mcp.errors import ConfigError, McpToolError, ServerBusyError, ServerConnectError
+from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.pool import ClientPool
 from knime_mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tool import MCPTool
@@ -175,8 +176,6 @@ class _Run:
         async with rows:
             async for job, row in rows:
                 outcome = await self.dispatcher.call(self.tool, job.arguments[row])
-                if _ends_the_run(outcome.error):
-                    raise outcome.error
                 self._finish(job, row, RowResult.from_outcome(outcome, partial(job.label, row)))
 
     def _finish(self, job: PendingBatch, row: int, result: RowResult) -> None:
@@ -209,11 +208,6 @@ class _Run:
             self.progress(min(self.rows / self.total_rows, 1.0), f"{self.rows:,} of {self.total_rows:,} rows called")
         else:
             self.progress(0.0, f"{self.rows:,} rows called")
-
-
-def _ends_the_run(error: Exception | None) -> bool:
-    """A refused or lost connection fails every later row too; a busy answer (429, 5xx) is this row's alone."""
-    return isinstance(error, ServerConnectError) and not isinstance(error, ServerBusyError)
 
 
 def _sole(group: BaseExceptionGroup) -> BaseException:

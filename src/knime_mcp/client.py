@@ -28,6 +28,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
+from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_headers
 from knime_mcp.errors import (
     McpToolError,
@@ -96,8 +97,10 @@ class McpClient:
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         http_pool: HttpPool | None = None,
+        breaker: CircuitBreaker = DEFAULT_BREAKER,
     ) -> None:
         self.spec = spec
+        self._circuit = Circuit(breaker)
         self._credentials = credentials
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._borrowed_pool = http_pool
@@ -262,8 +265,21 @@ class McpClient:
             return self._sessions[-1]
 
     async def _request(self, send: Callable[[_Session], Awaitable[T]], *, what: str, repeatable: bool) -> T:
-        """Send one request over the current session; after a lost session reconnect once, and resend only if
-        ``repeatable`` (otherwise the request may or may not have been carried out)."""
+        """Send one request, unless the server keeps failing (the circuit is open); connection failures count
+        towards opening it, any answer closes it again."""
+        self._circuit.check()
+        try:
+            result = await self._send(send, what=what, repeatable=repeatable)
+        except ServerConnectError as exc:
+            if not isinstance(exc, ServerBusyError):
+                self._circuit.failed(exc)
+            raise
+        self._circuit.succeeded()
+        return result
+
+    async def _send(self, send: Callable[[_Session], Awaitable[T]], *, what: str, repeatable: bool) -> T:
+        """Send over the current session; after a lost session reconnect once, and resend only if ``repeatable``
+        (otherwise the request may or may not have been carried out)."""
         session = self._current()
         if session.lost is not None:
             session = await self._replace(session)

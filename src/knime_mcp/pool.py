@@ -7,36 +7,18 @@ group, in which every client keeps its session, and one HTTP connection pool, wh
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 import anyio
 from anyio.abc import TaskGroup
 
+from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
-from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError
+from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.transports import HttpPool
 from knime_mcp.urlguard import check_url
 
-__all__ = ["CircuitBreaker", "ClientPool"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CircuitBreaker:
-    """When to stop connecting to a server that keeps failing, so a run does not hammer a dead server."""
-
-    threshold: int = 3
-    """Failed connection attempts in a row after which the server is left alone."""
-
-    cooldown: float = 30.0
-    """Seconds to fail fast before trying the server again."""
-
-
-@dataclass
-class _Trips:
-    failures: int = 0
-    opened_at: float | None = None
-    last: McpToolError | None = None
+__all__ = ["ClientPool"]
 
 
 class ClientPool:
@@ -56,7 +38,7 @@ class ClientPool:
         *,
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-        breaker: CircuitBreaker = CircuitBreaker(),
+        breaker: CircuitBreaker = DEFAULT_BREAKER,
         servers_from_data: bool = False,
     ) -> None:
         """``servers_from_data``: the specs were read from data (a table cell) rather than typed by a person, so
@@ -66,7 +48,7 @@ class ClientPool:
         self._max_concurrency = max_concurrency
         self._breaker = breaker
         self._clients: dict[ServerSpec, McpClient] = {}
-        self._trips: dict[ServerSpec, _Trips] = {}
+        self._circuits: dict[ServerSpec, Circuit] = {}
         self._locks: dict[ServerSpec, anyio.Lock] = {}
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
@@ -94,39 +76,21 @@ class ClientPool:
         async with self._locks.setdefault(spec, anyio.Lock()):
             if spec in self._clients:
                 return self._clients[spec]
-            trips = self._trips.setdefault(spec, _Trips())
-            self._fail_fast(trips)
-            client = McpClient(spec, credentials=self._credentials, max_concurrency=self._max_concurrency)
+            circuit = self._circuits.setdefault(spec, Circuit(self._breaker))
+            circuit.check()
+            client = McpClient(
+                spec, credentials=self._credentials, max_concurrency=self._max_concurrency, breaker=self._breaker
+            )
             try:
                 if self._servers_from_data:
                     await _check_server_from_data(spec)
                 await client.open_in(self._task_group, self._http)
             except McpToolError as exc:
-                trips.failures += 1
-                trips.last = exc
-                if trips.failures >= self._breaker.threshold:
-                    trips.opened_at = anyio.current_time()
+                circuit.failed(exc)
                 raise
-            self._trips.pop(spec)
+            self._circuits.pop(spec)
             self._clients[spec] = client
             return client
-
-    def _fail_fast(self, trips: _Trips) -> None:
-        last = trips.last
-        if isinstance(last, ConfigError | ServerAuthError):
-            raise last
-        if last is None or trips.opened_at is None:
-            return
-        remaining = trips.opened_at + self._breaker.cooldown - anyio.current_time()
-        if remaining <= 0:
-            trips.opened_at = None
-            return
-        raise ServerConnectError(
-            f"Not connecting again for {remaining:.0f} s after {trips.failures} failed attempts in a row "
-            f"(last: {last.message})",
-            server=last.server,
-            hint=last.hint,
-        )
 
 
 async def _check_server_from_data(spec: ServerSpec) -> None:

@@ -1,0 +1,70 @@
+"""Circuit breaking: stop trying a server that keeps failing, for a cool-down, and fail fast with its last error.
+
+Used by :class:`~knime_mcp.pool.ClientPool` for opening sessions and by :class:`~knime_mcp.client.McpClient` for
+requests on an open one (refused connections, lost sessions, failed reconnects), so that a Tool Caller over a
+thousand rows does not spend a thousand attempts on a dead server. Settings and authentication errors never heal
+by waiting, so they fail fast for good.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+
+from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError
+
+__all__ = ["DEFAULT_BREAKER", "Circuit", "CircuitBreaker"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CircuitBreaker:
+    """When to leave a failing server alone."""
+
+    threshold: int = 3
+    """Failures in a row after which the server is left alone."""
+
+    cooldown: float = 30.0
+    """Seconds to fail fast before trying the server again."""
+
+
+DEFAULT_BREAKER = CircuitBreaker()
+
+
+class Circuit:
+    """One server's breaker state."""
+
+    def __init__(self, breaker: CircuitBreaker = DEFAULT_BREAKER) -> None:
+        self._breaker = breaker
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._last: McpToolError | None = None
+
+    def check(self) -> None:
+        """Raise instead of trying: the last error if it cannot heal, or a fail-fast error while open."""
+        last = self._last
+        if isinstance(last, ConfigError | ServerAuthError):
+            raise last
+        if last is None or self._opened_at is None:
+            return
+        remaining = self._opened_at + self._breaker.cooldown - anyio.current_time()
+        if remaining <= 0:
+            self._opened_at = None
+            return
+        raise ServerConnectError(
+            f"Not trying the server again for {remaining:.0f} s after {self._failures} failures in a row "
+            f"(last: {last.message})",
+            server=last.server,
+            hint=last.hint,
+        )
+
+    def failed(self, error: McpToolError) -> None:
+        self._failures += 1
+        self._last = error
+        if self._failures >= self._breaker.threshold:
+            self._opened_at = anyio.current_time()
+
+    def succeeded(self) -> None:
+        self._failures = 0
+        self._opened_at = None
+        self._last = None
