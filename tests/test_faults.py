@@ -293,3 +293,13 @@ async def test_invalid_json_is_reported_in_one_line_without_the_raw_bytes(fake_m
 async def test_a_listing_that_never_completes_names_the_call_timeout(fake_misbehaving_url: str, key: str) -> None:
     with pytest.raises(ServerConnectError, match="did not list its tools within the call timeout of 1 s"):
         await list_server_tools(_spec(fake_misbehaving_url, "trickle", key))
+
+
+async def test_the_cancellation_of_a_timed_out_call_reaches_the_server_even_when_the_run_ends_right_after(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "hang", key, on="tools/call")
+    async with ClientPool() as pool:
+        await Dispatcher(pool).call(_echo(spec, WRITES), {"text": "hi"})
+
+    assert _seen(fake_misbehaving_url, key)[-2:] == ["tools/call", "notifications/cancelled"]

@@ -63,6 +63,8 @@ T = TypeVar("T")
 DEFAULT_MAX_CONCURRENCY = 8
 _MAX_PAGES = 1000
 _CLOSE_GRACE_SECONDS = 5.0
+_CANCEL_FLUSH_SECONDS = 0.25
+"""After a timed-out call, how long closing waits so the cancellation sent to the server is not cut off with it."""
 
 
 class _State(enum.Enum):
@@ -110,6 +112,7 @@ class McpClient:
         self._http: HttpPool | None = None
         self._sessions: list[_Session] = []
         self._replacing = anyio.Lock()
+        self._cancelled_calls = False
 
     @property
     def server(self) -> str:
@@ -159,6 +162,8 @@ class McpClient:
         if self._state is not _State.OPENED:
             return
         self._state = _State.CLOSED
+        if self._cancelled_calls:
+            await anyio.sleep(_CANCEL_FLUSH_SECONDS)
         for session in self._sessions:
             session.closing.set()
         with anyio.move_on_after(_CLOSE_GRACE_SECONDS, shield=True):
@@ -355,6 +360,7 @@ class McpClient:
                     raise translate(exc, self.server, http_status=status) from exc
                 if exc.error.code != REQUEST_TIMEOUT:
                     raise
+                self._cancelled_calls = True
                 raise ToolTimeoutError(
                     f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
                     server=self.server,
