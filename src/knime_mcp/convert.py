@@ -215,47 +215,39 @@ def _finite(number: float, value: Any) -> float:
     return number
 
 
+def _parse_number(text: str) -> int | float:
+    """A number written as text: an int when it is one, else a float (NaN when it is no number at all)."""
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return math.nan
+
+
 def _to_integer(value: Any, schema: Any, root: Any) -> int:
-    match value:
+    number = _parse_number(value) if isinstance(value, str) else value
+    match number:
         case bool():
             pass
         case int():
-            return value
-        case float() if math.isfinite(value) and value.is_integer():
-            return int(value)
-        case str():
-            text = value.strip()
-            try:
-                return int(text)
-            except ValueError:
-                try:
-                    number = float(text)
-                except ValueError:
-                    number = math.nan
-                if number.is_integer():
-                    return int(number)
+            return number
+        case float() if math.isfinite(number) and number.is_integer():
+            return int(number)
     raise ConversionError(f"expected an integer, got {_show(value)}")
 
 
 def _to_number(value: Any, schema: Any, root: Any) -> float | int:
-    match value:
+    number = _parse_number(value) if isinstance(value, str) else value
+    match number:
         case bool():
             pass
         case int():
-            return value
-        case float():
-            return _finite(value, value)
-        case str():
-            text = value.strip()
-            try:
-                return int(text)
-            except ValueError:
-                try:
-                    number = float(text)
-                except ValueError:
-                    number = math.nan
-            if not math.isnan(number):
-                return _finite(number, value)
+            return number
+        case float() if not math.isnan(number) or not isinstance(value, str):
+            return _finite(number, value)
     raise ConversionError(f"expected a number, got {_show(value)}")
 
 
