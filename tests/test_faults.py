@@ -303,3 +303,15 @@ async def test_the_cancellation_of_a_timed_out_call_reaches_the_server_even_when
         await Dispatcher(pool).call(_echo(spec, WRITES), {"text": "hi"})
 
     assert _seen(fake_misbehaving_url, key)[-2:] == ["tools/call", "notifications/cancelled"]
+
+
+async def test_with_retries_every_send_of_a_call_cut_off_by_lost_sessions_is_one_counted_attempt(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    spec = _spec(fake_misbehaving_url, "drop", key, on="tools/call")
+    policy = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02)
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool, retry=policy).call(_echo(spec, READ_ONLY), {"text": "hi"})
+
+    assert (outcome.record.status, outcome.record.attempts) == ("connection_error", 3)
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 3

@@ -145,8 +145,10 @@ def _status(error: McpToolError) -> CallStatus:
 
 
 def _retryable(error: BaseException) -> bool:
-    """Transient failures only: a timeout, a refused or lost connection, 429 or 5xx; never a bad setting."""
-    return isinstance(error, ToolTimeoutError | ServerConnectError) and not isinstance(error, ServerAuthError)
+    """Transient failures only: a timeout, a refused or lost connection (also one that cut a call off, which only
+    safe-to-repeat tools are retried after), 429 or 5xx; never a bad setting."""
+    transient = ToolTimeoutError | ServerConnectError | OutcomeUnknownError
+    return isinstance(error, transient) and not isinstance(error, ServerAuthError)
 
 
 class Dispatcher:
@@ -212,14 +214,14 @@ class Dispatcher:
             return await tool.run(arguments), 1
         attempts = self._retry.attempts if tool.annotations.retry_safe else 1
         if attempts <= 1:
-            return await self._call_mcp(tool, arguments), 1
+            return await self._call_mcp(tool, arguments, resend_lost=tool.annotations.retry_safe), 1
         return await self._invoke_with_retries(tool, arguments, attempts)
 
-    async def _call_mcp(self, tool: MCPTool, arguments: dict[str, Any]) -> ToolResult:
+    async def _call_mcp(self, tool: MCPTool, arguments: dict[str, Any], *, resend_lost: bool) -> ToolResult:
+        """``resend_lost``: let the client resend a call cut off by a lost session; off when this dispatcher's own
+        retries do it, so that every send is one counted attempt."""
         client = await self._pool.client(tool.server)
-        return await client.call_tool(
-            tool.tool_name, arguments, timeout=self._timeout, repeatable=tool.annotations.retry_safe
-        )
+        return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout, repeatable=resend_lost)
 
     async def _invoke_with_retries(
         self, tool: MCPTool, arguments: dict[str, Any], attempts: int
@@ -237,7 +239,7 @@ class Dispatcher:
             async for attempt in retrying:
                 with attempt:
                     number = attempt.retry_state.attempt_number
-                    return await self._call_mcp(tool, arguments), number
+                    return await self._call_mcp(tool, arguments, resend_lost=False), number
         except McpToolError as exc:
             exc.attempts = number  # type: ignore[attr-defined]
             raise
