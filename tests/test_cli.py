@@ -98,8 +98,9 @@ def test_the_console_script_runs_as_a_fresh_process(demo_http_url: str) -> None:
     assert done.returncode == 0 and "echo" in done.stdout
 
 
-def test_help_does_not_import_pyarrow_or_pandas() -> None:
-    code = "import sys; from knime_mcp.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\n"
+@pytest.mark.parametrize("argv", [["--help"], ["tools"]])
+def test_help_and_the_text_table_do_not_import_pyarrow_or_pandas(argv: list[str]) -> None:
+    code = f"import sys; from knime_mcp.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\n"
     code += "print(sorted(m for m in ('pyarrow', 'pandas', 'langchain_core') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]"

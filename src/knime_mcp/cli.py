@@ -353,36 +353,12 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
         log = [entry.to_dict() for entry in result.log]
         out.write(json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(_render_agent_run(result))
+        from knime_mcp.render import render_agent_run
+
+        out.write(render_agent_run(result))
     if result.failure is not None:
         raise result.failure
     return 0
-
-
-def _render_agent_run(result: AgentRun) -> str:
-    """The conversation, one block per message, then the tool-call log as aligned columns."""
-    lines = []
-    for row in result.conversation.rows():
-        label = row["Role"] + (f" {row['Tool Name']} [{row['Tool Call ID']}]" if row["Role"] == "tool" else "")
-        if row["Content"]:
-            lines.append(f"[{label}] {row['Content']}")
-        for call in json.loads(row["Tool Calls"] or "[]"):
-            arguments = json.dumps(call["arguments"], ensure_ascii=False)
-            lines.append(f"[{label}] -> {call['name']} {arguments} [{call['id']}]")
-        if row["Images"]:
-            lines.append(f"[{label}] ({len(json.loads(row['Images']))} image(s))")
-    header = ("TURN", "ID", "TOOL", "KIND", "SERVER", "STATUS", "MS", "SIZE", "ERROR")
-    table = [header] + [
-        (str(e.turn), e.tool_call_id, e.tool, e.kind, e.server or "-", e.status, f"{e.duration_ms:.0f}",
-         str(e.result_size), " ".join((e.error or "").split()))
-        for e in result.log
-    ]  # fmt: skip
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
-    lines += ["", f"Tool calls: {len(result.log)}"]
-    for row in table:
-        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
-        lines.append("  ".join([*cells, row[-1]]))
-    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -98,14 +98,12 @@ class McpClient:
         *,
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-        http_pool: HttpPool | None = None,
         breaker: CircuitBreaker = DEFAULT_BREAKER,
     ) -> None:
         self.spec = spec
         self._circuit = Circuit(breaker)
         self._credentials = credentials
         self._limiter = anyio.CapacityLimiter(max_concurrency)
-        self._borrowed_pool = http_pool
         self._state = _State.UNOPENED
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
@@ -125,10 +123,8 @@ class McpClient:
 
     async def __aenter__(self) -> McpClient:
         try:
-            pool = self._borrowed_pool
-            if pool is None:
-                pool = HttpPool()
-                self._stack.push_async_callback(pool.aclose)
+            pool = HttpPool()
+            self._stack.push_async_callback(pool.aclose)
             task_group = await self._stack.enter_async_context(anyio.create_task_group())
             await self.open_in(task_group, pool)
         except BaseException:
@@ -345,14 +341,15 @@ class McpClient:
         arguments = dict(arguments or {})
 
         async def call(session: _Session) -> ToolResult:
-            key = secrets.token_hex(8)
+            # Only HTTP answers carry a status worth matching to the call; stdio calls go out unmarked.
+            key = secrets.token_hex(8) if session.kind != "stdio" else None
             try:
                 result = await session.client.call_tool(
-                    tool_name, arguments, read_timeout_seconds=seconds, meta={CALL_KEY: key}
+                    tool_name, arguments, read_timeout_seconds=seconds, meta={CALL_KEY: key} if key else None
                 )
                 return ToolResult.from_sdk(result)
             except MCPError as exc:
-                refused = session.diagnostics.refused_calls.pop(key, None)
+                refused = session.diagnostics.refused_calls.pop(key, None) if key else None
                 if refused is not None:
                     status, retry_after = refused
                     if _busy(status):

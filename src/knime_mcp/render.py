@@ -1,13 +1,18 @@
-"""Plain-text rendering of tool lists for terminals; no third-party imports, so the default CLI output stays fast."""
+"""Plain-text rendering for terminals (tool lists, agent runs); no third-party imports, so CLI output stays fast."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from knime_mcp.tool import MCPTool
 
-__all__ = ["render_tools"]
+if TYPE_CHECKING:
+    from knime_mcp.agent import AgentRun
+
+__all__ = ["render_agent_run", "render_tools"]
 
 
 def _flags(tool: MCPTool) -> str:
@@ -33,13 +38,42 @@ def render_tools(tools: Sequence[MCPTool], width: int | None = None) -> str:
         for tool in tools
     ]
     header = ("NAME", "HINTS", "PARAMETERS", "DESCRIPTION")
-    name_w = max([len(header[0]), *(len(r[0]) for r in rows)])
-    flag_w = max([len(header[1]), *(len(r[1]) for r in rows)])
     param_w = min(max([len(header[2]), *(len(r[2]) for r in rows)]), 40)
-    desc_w = max(width - name_w - flag_w - param_w - 6, 20)
-    lines = [
-        f"{name:<{name_w}}  {flags:<{flag_w}}  {_clip(params, param_w):<{param_w}}  {_clip(desc, desc_w)}".rstrip()
-        for name, flags, params, desc in [header, *rows]
-    ]
+    clipped = [(name, flags, _clip(params, param_w), desc) for name, flags, params, desc in [header, *rows]]
+    used = sum(max(len(row[i]) for row in clipped) + 2 for i in range(3))
+    desc_w = max(width - used, 20)
+    lines = _aligned([(*row[:3], _clip(row[3], desc_w)) for row in clipped])
     lines.append(f"{len(rows)} tool{'s' if len(rows) != 1 else ''}")
     return "\n".join(lines) + "\n"
+
+
+def render_agent_run(run: AgentRun) -> str:
+    """The conversation, one block per message, then the tool-call log as aligned columns."""
+    lines = []
+    for row in run.conversation.rows():
+        label = row["Role"] + (f" {row['Tool Name']} [{row['Tool Call ID']}]" if row["Role"] == "tool" else "")
+        if row["Content"]:
+            lines.append(f"[{label}] {row['Content']}")
+        for call in json.loads(row["Tool Calls"] or "[]"):
+            arguments = json.dumps(call["arguments"], ensure_ascii=False)
+            lines.append(f"[{label}] -> {call['name']} {arguments} [{call['id']}]")
+        if row["Images"]:
+            lines.append(f"[{label}] ({len(json.loads(row['Images']))} image(s))")
+    header = ("TURN", "ID", "TOOL", "KIND", "SERVER", "STATUS", "MS", "SIZE", "ERROR")
+    table = [header] + [
+        (str(e.turn), e.tool_call_id, e.tool, e.kind, e.server or "-", e.status, f"{e.duration_ms:.0f}",
+         str(e.result_size), " ".join((e.error or "").split()))
+        for e in run.log
+    ]  # fmt: skip
+    lines += ["", f"Tool calls: {len(run.log)}", *_aligned(table)]
+    return "\n".join(lines) + "\n"
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as lines of left-aligned columns two spaces apart; the last column is left as long as it is."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, assert_never
 
 import mcp_types
@@ -126,4 +127,9 @@ class ToolResult:
         return {"content": parts, "structured": self.structured, "is_error": self.is_error}
 
     def to_json(self) -> str:
+        return self._json
+
+    @cached_property
+    def _json(self) -> str:
+        """Serialised once: the dispatcher measures it and the agent's log keeps it, for results of any size."""
         return json.dumps(self.to_dict(), ensure_ascii=False)

@@ -7,7 +7,7 @@ server's own name, used for the call. SDK models never travel further than :meth
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import mcp_types
@@ -110,12 +110,7 @@ class MCPTool:
             "input_schema": self.input_schema,
             "parameter_schema": self.parameter_schema,
             "output_schema": self.output_schema,
-            "annotations": {
-                "read_only": self.annotations.read_only,
-                "destructive": self.annotations.destructive,
-                "idempotent": self.annotations.idempotent,
-                "open_world": self.annotations.open_world,
-            },
+            "annotations": asdict(self.annotations),
             "server": self.server.to_dict(),
             "notes": list(self.notes),
         }

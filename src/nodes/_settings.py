@@ -164,13 +164,3 @@ def credential_lookup(ctx: knext.ConfigurationContext) -> CredentialLookup:
         credential = ctx.get_credentials(name)
         credentials[name] = (credential.username, credential.password)
     return credentials.__getitem__
-
-
-def check_credential(ctx: knext.ConfigurationContext, auth: AuthSettings) -> None:
-    """Fail in configure when the chosen credential is not connected (the dialog lists only connected ones)."""
-    if auth.kind != AuthOptions.NONE.name and auth.credential not in ctx.get_credential_names():
-        raise ConfigError(
-            f"Credential {auth.credential!r} is not available.",
-            hint="Connect a credentials flow variable with that name, or choose another credential.",
-        )
-

@@ -11,7 +11,6 @@ from nodes._settings import (
     DestructiveOptions,
     ServerSettings,
     TimeoutSettings,
-    check_credential,
     credential_lookup,
     destructive_parameter,
     server_spec,
@@ -92,7 +91,6 @@ class MCPToolProvider:
         from knime_mcp.sync import run_sync
 
         with knime_errors():
-            check_credential(ctx, self.auth)
             listing = run_sync(
                 list_server_tools,
                 server_spec(self.server, self.auth, self.timeouts),
