@@ -300,12 +300,33 @@ def test_the_deny_list_blocks_a_tool_that_the_destructive_policy_allows(demo_too
     assert list(log["Status"]) == ["blocked"] and "deny-list" in log["Error"].iloc[0]
 
 
-def test_checking_servers_from_the_tools_table_refuses_a_loopback_server_without_calling_it(
-    demo_tools_table: Any,
+def _edited(tools: Any, **server_changes: Any) -> Any:
+    """The tools table after someone edited the servers in its MCP Tool cells, as String Manipulation could."""
+    frame = tools.to_pandas()
+
+    def edit(cell: str) -> str:
+        tool = json.loads(cell)
+        tool["server"].update(server_changes)
+        return json.dumps(tool)
+
+    frame["MCP Tool"] = frame["MCP Tool"].map(edit)
+    return knext_host_tools.source_table(frame)
+
+
+@pytest.mark.parametrize("trust_all_servers", [False, True])
+def test_a_tools_table_edited_after_the_provider_is_data_and_its_loopback_server_is_refused_unless_trusted(
+    demo_tools_table: Any, trust_all_servers: bool
 ) -> None:
-    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Refused.")]
+    # Given the provider's table, its server renamed in the table by hand (so the seal no longer fits)
+    tools = _edited(demo_tools_table, name="edited")
+    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Done.")]
     with FakeOpenAIEndpoint(script) as endpoint:
-        node = _agent("Echo hi.", check_servers=True)
-        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools_table)
-    assert list(log["Status"]) == ["failed"]
-    assert "127.0.0.1, a loopback address" in log["Error"].iloc[0]
+        node = _agent("Echo hi.", trust_all_servers=trust_all_servers)
+        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), tools)
+    # Then the loopback server is refused with the way out, unless the user trusts every server of the table
+    if trust_all_servers:
+        assert list(log["Status"]) == ["ok"]
+    else:
+        assert list(log["Status"]) == ["failed"]
+        assert "127.0.0.1, a loopback address" in log["Error"].iloc[0]
+        assert "trust every server in the tools table" in log["Error"].iloc[0]

@@ -26,6 +26,7 @@ from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import RetryPolicy
 from knime_mcp.errors import CancelledByUser, ConfigError, ServerConnectError, ToolCallError, ToolTimeoutError
 from knime_mcp.pool import ClientPool
+from knime_mcp.seal import seal_spec
 from knime_mcp.sync import SyncMcpClient
 from knime_mcp.tool import MCPTool
 
@@ -244,7 +245,7 @@ def test_an_unreachable_server_fails_the_run_even_in_error_column_mode(demo: dic
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = ServerSpec(target=f"http://127.0.0.1:{port}/mcp", timeouts=Timeouts(connect=5.0))
-    tool = demo["echo"].with_changes(server=server)
+    tool = demo["echo"].with_changes(server=seal_spec(server))
     with pytest.raises(ServerConnectError):
         _run(tool, [pa.record_batch({"text": ["hi"]})], on_error="column")
 
@@ -359,8 +360,8 @@ def test_the_cli_refuses_other_input_formats(tmp_path: Path, capsys: pytest.Capt
     assert ".csv or .parquet" in capsys.readouterr().err
 
 
-def test_a_caller_that_checks_servers_refuses_a_loopback_server_before_any_row(demo_http_url: str) -> None:
-    import pandas as pd
+def test_a_tool_not_sealed_here_is_refused_before_any_row_unless_all_servers_are_trusted(demo_http_url: str) -> None:
+    import dataclasses
 
     from knime_mcp.caller import CallerOptions, call_table_sync
     from knime_mcp.config import ServerSpec
@@ -369,8 +370,12 @@ def test_a_caller_that_checks_servers_refuses_a_loopback_server_before_any_row(d
     from knime_mcp.sync import run_sync
 
     echo = next(t for t in run_sync(list_server_tools, ServerSpec(target=demo_http_url)).tools if t.name == "echo")
-    written: list[object] = []
+    edited = dataclasses.replace(echo, server=dataclasses.replace(echo.server, name="renamed in a table"))
+    rows = [pd.DataFrame({"text": ["a", "b"]})]
+    written: list[Any] = []
     with pytest.raises(ConfigError, match="loopback address"):
-        options = CallerOptions(check_servers=True)
-        call_table_sync(echo, [pd.DataFrame({"text": ["a", "b"]})], written.append, options=options)
+        call_table_sync(edited, rows, written.append)
     assert written == []
+
+    call_table_sync(edited, rows, written.append, options=CallerOptions(trust_all_servers=True))
+    assert sum(batch.num_rows for batch in written) == 2

@@ -372,18 +372,30 @@ async def test_an_auth_failure_is_not_retried_for_every_call(auth_server_url: st
     assert first.value is second.value
 
 
-async def test_servers_from_data_are_checked_before_connecting(
+async def test_a_pool_checking_unsealed_servers_refuses_local_ones_before_connecting(
     demo_http_url: str, demo_stdio_command: list[str]
 ) -> None:
-    from knime_mcp.pool import ClientPool
-
     before = _children()
-    async with ClientPool(servers_from_data=True) as pool:
-        with pytest.raises(ConfigError, match="loopback address"):
+    async with ClientPool(check_unsealed=True) as pool:
+        with pytest.raises(ConfigError) as refused_url:
             await pool.client(ServerSpec(target=demo_http_url))
-        with pytest.raises(ConfigError, match="command line taken from data was refused"):
+        with pytest.raises(ConfigError, match="command line taken from data was refused") as refused_command:
             await pool.client(_stdio(demo_stdio_command))
         assert _children() == before
+    assert "127.0.0.1, a loopback address" in str(refused_url.value)
+    for refused in (refused_url, refused_command):
+        assert "not listed by an MCP Tool Provider on this machine" in str(refused.value)
+
+
+async def test_a_pool_checking_unsealed_servers_connects_sealed_ones_as_they_are(
+    demo_http_url: str, demo_stdio_command: list[str]
+) -> None:
+    from knime_mcp.seal import seal_spec
+
+    async with ClientPool(check_unsealed=True) as pool:
+        for spec in (ServerSpec(target=demo_http_url), _stdio(demo_stdio_command)):
+            client = await pool.client(seal_spec(spec))
+            assert (await client.call_tool("echo", {"text": "sealed"})).text == "sealed"
 
 
 async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after_a_few_tries(

@@ -315,3 +315,57 @@ async def test_with_retries_every_send_of_a_call_cut_off_by_lost_sessions_is_one
 
     assert (outcome.record.status, outcome.record.attempts) == ("connection_error", 3)
     assert _seen(fake_misbehaving_url, key).count("tools/call") == 3
+
+
+async def test_a_response_under_a_wrong_id_is_named_in_the_timeout_hint(fake_misbehaving_url: str, key: str) -> None:
+    from knime_mcp.client import McpClient
+    from knime_mcp.errors import ToolTimeoutError
+
+    async with McpClient(_spec(fake_misbehaving_url, "wrong-id", key, on="tools/call")) as client:
+        with pytest.raises(ToolTimeoutError) as caught:
+            await client.call_tool("echo", {"text": "hi"})
+    assert str(caught.value).startswith("Tool 'echo' did not answer within 1 s; the call was cancelled.")
+    assert "Hint: The server did send a response, but with the id 'not-" in str(caught.value)
+    assert "which matches no request it was sent: it does not follow MCP" in str(caught.value)
+
+
+async def test_a_listing_answered_under_a_wrong_id_says_so(fake_misbehaving_url: str, key: str) -> None:
+    with pytest.raises(ServerConnectError, match="with the id 'not-.*matches no request"):
+        await list_server_tools(_spec(fake_misbehaving_url, "wrong-id", key, on="tools/list"))
+
+
+async def test_a_handshake_answered_under_a_wrong_id_says_so(fake_misbehaving_url: str, key: str) -> None:
+    spec = ServerSpec(
+        target=fault_url(fake_misbehaving_url, "wrong-id", key=key, on="initialize"),
+        timeouts=Timeouts(connect=1.0, call=1.0),
+    )
+    with pytest.raises(ServerConnectError, match="No MCP handshake within .* with the id 'not-.*matches no request"):
+        await list_server_tools(spec)
+
+
+async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_late_or_duplicate_one() -> None:
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    from knime_mcp.transports import Diagnostics, _watch_ids
+
+    def response(request_id: int | str) -> SessionMessage:
+        return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=request_id, result={}))
+
+    to_server, sent = anyio.create_memory_object_stream[SessionMessage](10)
+    from_server, received = anyio.create_memory_object_stream[SessionMessage | Exception](10)
+    diagnostics = Diagnostics()
+    reads, writes = _watch_ids((received, to_server), diagnostics)
+    for request_id in (1, 2):
+        await writes.send(SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call")))
+    # the answer to 2 comes late (after its caller gave up), the answer to 1 under the id as text, then 7 and a repeat
+    for item in (response(2), response("1"), ValueError("a bad frame"), response(7), response(1)):
+        await from_server.send(item)
+    from_server.close()
+
+    async with reads:
+        items = [item async for item in reads]
+    diagnostics.close()
+
+    assert len(items) == 5 and [sent.receive_nowait().message.id for _ in range(2)] == [1, 2]
+    assert diagnostics.unmatched_id == "7"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import knime.extension as knext
 import pytest
 
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
+from knime_mcp.seal import is_sealed_here
 from node_contexts import ConfigureContext, ExecuteContext
 
 knext_host_tools = pytest.importorskip("knext_host_tools")
@@ -59,6 +61,45 @@ def test_execute_lists_the_demo_servers_tools_as_a_table(demo_http_url: str) -> 
     echo = next(tool for tool in tools if tool.name == "demo_echo")
     assert isinstance(echo, MCPTool) and echo.tool_name == "echo" and echo.server.target == demo_http_url
     assert ctx.progress and ctx.progress[-1][0] == 1.0
+    # And the server a person chose carries this machine's seal, so agents downstream trust it
+    assert is_sealed_here(echo.server)
+
+
+def test_a_local_server_url_set_by_a_flow_variable_is_refused_naming_the_variable(demo_http_url: str) -> None:
+    # Given a provider whose URL a flow variable set (KNIME applies it before the node sees its settings)
+    ctx = ExecuteContext()
+    ctx.flow_variables["mcp_url"] = demo_http_url
+    # When it executes, Then the loopback address is refused with the variable named and the way out
+    with pytest.raises(knext.InvalidParametersError) as refused:
+        knext_host_tools.execute_node(_provider(demo_http_url), ctx)
+    assert "points to 127.0.0.1, a loopback address" in str(refused.value)
+    assert "flow variable 'mcp_url'" in str(refused.value)
+    assert "Trust a server address from a flow variable" in str(refused.value)
+
+
+def test_a_stdio_environment_set_by_a_flow_variable_keeps_the_command_from_running(
+    demo_stdio_command: list[str],
+) -> None:
+    ctx = ExecuteContext()
+    ctx.flow_variables["env"] = "NODE_OPTIONS=--require /tmp/x.js"
+    node = _provider(shlex.join(demo_stdio_command), server__environment="NODE_OPTIONS=--require /tmp/x.js")
+    with pytest.raises(knext.InvalidParametersError, match="command line taken from data was refused"):
+        knext_host_tools.execute_node(node, ctx)
+
+
+def test_a_trusted_flow_variable_address_is_listed_and_sealed(demo_http_url: str) -> None:
+    ctx = ExecuteContext()
+    ctx.flow_variables["mcp_url"] = demo_http_url
+    node = _provider(demo_http_url, server__trust_flow_variable=True)
+    (table,) = knext_host_tools.execute_node(node, ctx)
+    assert all(is_sealed_here(tool.server) for tool in tools_from_frame(table.to_pandas()))
+
+
+def test_a_flow_variable_with_another_value_does_not_make_the_address_data(demo_http_url: str) -> None:
+    ctx = ExecuteContext()
+    ctx.flow_variables.update({"other_url": demo_http_url + "/other", "count": 3})
+    (table,) = knext_host_tools.execute_node(_provider(demo_http_url), ctx)
+    assert len(table.to_pandas()) > 0
 
 
 def test_simple_schema_mode_notes_left_out_tools_in_a_warning(demo_http_url: str) -> None:

@@ -1,4 +1,4 @@
-"""The SSRF guard for URLs taken from data: only http(s), and only public addresses unless private ones are allowed.
+"""The SSRF guard for servers taken from data: only http(s) URLs, and only public addresses; no command lines.
 
 Only literal addresses, `localhost` and `nonexistent.invalid` are used, so no test depends on a public DNS answer.
 """
@@ -10,8 +10,9 @@ import socket
 import anyio
 import pytest
 
+from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.urlguard import check_url
+from knime_mcp.urlguard import check_server, check_url
 
 pytestmark = pytest.mark.anyio
 
@@ -55,11 +56,11 @@ async def test_a_url_pointing_inside_the_network_is_refused_naming_the_address(
     url: str, address: str, kind: str
 ) -> None:
     with pytest.raises(ConfigError) as caught:
-        await check_url(url)
+        await check_url(url, hint="Trust the table if you must.")
 
     message = str(caught.value)
     assert f"points to {address}, {kind}; URLs taken from data may reach only public internet addresses." in message
-    assert "Hint: If you trust this URL, stop checking servers from the tools table" in message
+    assert message.endswith("Hint: Trust the table if you must.")
 
 
 async def test_every_resolved_address_must_be_public_not_just_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,9 +76,20 @@ async def test_every_resolved_address_must_be_public_not_just_the_first(monkeypa
         await check_url("https://rebinding.example/mcp")
 
 
-@pytest.mark.parametrize("url", ["http://localhost:8000/mcp", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/"])
-async def test_allowing_private_addresses_lets_local_urls_through(url: str) -> None:
-    await check_url(url, allow_private=True)
+async def test_a_server_command_line_from_data_is_refused_with_the_callers_hint() -> None:
+    with pytest.raises(ConfigError) as caught:
+        await check_server(ServerSpec(target="rm -rf ~"), hint="Trust the table if you must.")
+
+    assert str(caught.value) == (
+        "A server command line taken from data was refused: it would start a program on this machine. "
+        "[server: rm -rf ~] Hint: Trust the table if you must."
+    )
+
+
+async def test_a_server_url_from_data_gets_the_url_check() -> None:
+    with pytest.raises(ConfigError, match="points to 169.254.169.254, a link-local address"):
+        await check_server(ServerSpec(target="http://169.254.169.254/latest"), hint="Trust it.")
+    await check_server(ServerSpec(target="https://8.8.8.8/mcp"), hint="Trust it.")
 
 
 @pytest.mark.parametrize(
@@ -90,11 +102,11 @@ async def test_allowing_private_addresses_lets_local_urls_through(url: str) -> N
         ("//8.8.8.8/mcp", "no scheme"),
     ],
 )
-async def test_a_scheme_other_than_http_or_https_is_refused_even_when_private_addresses_are_allowed(
+async def test_a_scheme_other_than_http_or_https_is_refused_before_any_lookup(
     url: str, scheme: str
 ) -> None:
     with pytest.raises(ConfigError) as caught:
-        await check_url(url, allow_private=True)
+        await check_url(url)
 
     assert f"A URL with {scheme} was refused; only http and https URLs are accepted from data." in str(caught.value)
 
@@ -127,4 +139,4 @@ async def test_a_host_that_does_not_resolve_is_refused_with_a_clear_message() ->
 )
 async def test_a_malformed_url_is_refused_without_a_lookup(url: str, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem.replace(".", r"\.").replace("[", r"\[")):
-        await check_url(url, allow_private=True)
+        await check_url(url)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from knime_mcp.config import ServerSpec
+from knime_mcp.seal import seal_spec
 from knime_mcp.tool import MCPTool, ToolAnnotations
 
 SERVER = ServerSpec(target="http://127.0.0.1:8000/mcp", name="demo")
@@ -33,7 +35,8 @@ ENTITIES_SCHEMA: dict[str, Any] = {
 
 
 def make_tool(name: str = "echo", input_schema: dict[str, Any] | None = None, **changes: Any) -> MCPTool:
-    """A tool of the demo server; ``input_schema`` also becomes the offered schema, as ``MCPTool.from_sdk`` does."""
+    """A tool of the demo server as a provider on this machine lists it (its server sealed); ``input_schema`` also
+    becomes the offered schema, as ``MCPTool.from_sdk`` does."""
     schema = input_schema if input_schema is not None else object_schema(text={"type": "string"})
     values: dict[str, Any] = {
         "name": name,
@@ -43,7 +46,8 @@ def make_tool(name: str = "echo", input_schema: dict[str, Any] | None = None, **
         "parameter_schema": schema,
         "server": SERVER,
     }
-    return MCPTool(**{**values, **changes})
+    tool = MCPTool(**{**values, **changes})
+    return dataclasses.replace(tool, server=seal_spec(tool.server))
 
 
 def object_schema(required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:

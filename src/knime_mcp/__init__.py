@@ -45,9 +45,11 @@ __all__ = [
     "build_chat_model",
     "call_table",
     "call_table_sync",
+    "is_sealed_here",
     "list_server_tools",
     "run_agent",
     "run_sync",
+    "seal_spec",
     "tools_from_arrow",
     "tools_to_arrow",
 ]
@@ -89,6 +91,8 @@ _LOCATIONS = {
     "list_server_tools": "provider",
     "tools_from_arrow": "arrow",
     "tools_to_arrow": "arrow",
+    "is_sealed_here": "seal",
+    "seal_spec": "seal",
 }
 
 if TYPE_CHECKING:
@@ -112,6 +116,7 @@ if TYPE_CHECKING:
     from knime_mcp.pool import ClientPool
     from knime_mcp.provider import ToolListing, list_server_tools
     from knime_mcp.results import ToolResult
+    from knime_mcp.seal import is_sealed_here, seal_spec
     from knime_mcp.sync import SyncMcpClient, run_sync
     from knime_mcp.tool import MCPTool, ToolAnnotations
 

@@ -116,9 +116,10 @@ class AgentConfig:
     retry: RetryPolicy = DEFAULT_AGENT_RETRY
     """Retries of read-only and idempotent tool calls after timeouts, lost connections, 429 and 5xx."""
 
-    check_servers: bool = False
-    """The tools come from an untrusted table: check each server before connecting (no private or loopback
-    addresses, no command lines), as :class:`~knime_mcp.pool.ClientPool` does with ``servers_from_data``."""
+    trust_all_servers: bool = False
+    """Connect to every server of the tools as it is. By default a server without this machine's seal (tools not
+    listed by a provider here) is data: checked before it is connected, as :class:`~knime_mcp.pool.ClientPool`
+    does with ``check_unsealed``."""
 
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:
@@ -286,7 +287,7 @@ async def run_agent(
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
     conversation = Conversation(system_prompt(system_message), history)
     async with ClientPool(
-        credentials=credentials, max_concurrency=config.max_concurrency, servers_from_data=config.check_servers
+        credentials=credentials, max_concurrency=config.max_concurrency, check_unsealed=not config.trust_all_servers
     ) as pool:
         dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(

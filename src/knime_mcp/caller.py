@@ -77,9 +77,9 @@ class CallerOptions:
     on_error: OnError = "fail"
     """``fail``: stop at the first failed row. ``column``: record each row's error and go on."""
 
-    check_servers: bool = False
-    """The tool comes from an untrusted table: check its server before connecting (no private or loopback
-    addresses, no command lines), as :class:`~knime_mcp.pool.ClientPool` does with ``servers_from_data``."""
+    trust_all_servers: bool = False
+    """Connect to the tool's server as it is; by default it is checked first unless sealed on this machine, as
+    with :attr:`knime_mcp.agent.AgentConfig.trust_all_servers`."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -275,7 +275,7 @@ async def call_table(
     options = options or CallerOptions()
     if pool is None:
         async with ClientPool(
-            credentials=credentials, max_concurrency=options.concurrency, servers_from_data=options.check_servers
+            credentials=credentials, max_concurrency=options.concurrency, check_unsealed=not options.trust_all_servers
         ) as own_pool:
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress

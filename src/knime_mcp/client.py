@@ -43,6 +43,7 @@ from knime_mcp.errors import (
     translate_errors,
 )
 from knime_mcp.results import ToolResult
+from knime_mcp.seal import seal_spec
 from knime_mcp.tool import MCPTool
 from knime_mcp.transports import (
     CALL_KEY,
@@ -198,7 +199,9 @@ class McpClient:
         return ServerConnectError(
             f"No MCP handshake within the connect timeout of {self.spec.timeouts.connect:g} s.",
             server=self.server,
-            hint="Check that this is an MCP server and that it is responsive, or raise the connect timeout.",
+            hint=diagnostics.no_answer_hint(
+                "Check that this is an MCP server and that it is responsive, or raise the connect timeout."
+            ),
         )
 
     def _connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
@@ -299,7 +302,12 @@ class McpClient:
                 return await send(fresh)
 
     async def list_tools(self) -> list[MCPTool]:
-        """Every tool of the server, following pagination cursors to the end."""
+        """Every tool of the server, following pagination cursors to the end.
+
+        The tools carry the spec sealed (:mod:`knime_mcp.seal`): whoever made this client chose the server, so agents
+        and callers on this machine may later connect to it as it is.
+        """
+        listed = seal_spec(self.spec)
 
         async def walk(session: _Session) -> list[MCPTool]:
             tools: list[MCPTool] = []
@@ -314,9 +322,11 @@ class McpClient:
                     raise ServerConnectError(
                         f"The server did not list its tools within the call timeout of {self.spec.timeouts.call:g} s.",
                         server=self.server,
-                        hint="Raise the call timeout if the server is slow, or check that it is responsive.",
+                        hint=session.diagnostics.no_answer_hint(
+                            "Raise the call timeout if the server is slow, or check that it is responsive."
+                        ),
                     ) from exc
-                tools.extend(MCPTool.from_sdk(tool, self.spec) for tool in page.tools)
+                tools.extend(MCPTool.from_sdk(tool, listed) for tool in page.tools)
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
                     return tools
@@ -361,7 +371,7 @@ class McpClient:
                 raise ToolTimeoutError(
                     f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
                     server=self.server,
-                    hint="Raise the call timeout if the tool is slow.",
+                    hint=session.diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
                 ) from exc
 
         await self._acquire_slot()

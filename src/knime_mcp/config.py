@@ -131,6 +131,10 @@ class ServerSpec:
 
     timeouts: Timeouts = DEFAULT_TIMEOUTS
 
+    seal: str | None = field(default=None, repr=False)
+    """Proof that a person named this server in settings on this machine; set by :func:`knime_mcp.seal.seal`
+    only, and left out of comparisons."""
+
     def __post_init__(self) -> None:
         if not self.target.strip():
             raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
@@ -169,21 +173,25 @@ class ServerSpec:
         return self.target
 
     def __hash__(self) -> int:
-        return hash(self._canonical)
+        return hash(self.identity)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServerSpec) and self._canonical == other._canonical
+        return isinstance(other, ServerSpec) and self.identity == other.identity
 
     @cached_property
-    def _canonical(self) -> str:
-        """The JSON form, computed once: specs key the session pool and are compared on every call."""
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+    def identity(self) -> str:
+        """The JSON of everything but the seal, computed once: it keys the session pool, is compared on every
+        call, and is what a seal signs."""
+        return _compact_json({name: value for name, value in asdict(self).items() if name != "seal"})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.seal is None:
+            del data["seal"]
+        return data
 
     def to_json(self) -> str:
-        return self._canonical
+        return self.identity if self.seal is None else _compact_json(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ServerSpec:
@@ -195,6 +203,10 @@ class ServerSpec:
     @classmethod
     def from_json(cls, text: str) -> ServerSpec:
         return cls.from_dict(json.loads(text))
+
+
+def _compact_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def expand_env(value: str, *, server: str | None = None) -> str:

@@ -14,11 +14,18 @@ from anyio.abc import TaskGroup
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
-from knime_mcp.errors import ConfigError, McpToolError
+from knime_mcp.errors import McpToolError
+from knime_mcp.seal import is_sealed_here
 from knime_mcp.transports import HttpPool
-from knime_mcp.urlguard import check_url
+from knime_mcp.urlguard import check_server
 
-__all__ = ["ClientPool"]
+__all__ = ["UNSEALED_HINT", "ClientPool"]
+
+UNSEALED_HINT = (
+    "These tools were not listed by an MCP Tool Provider on this machine (the table was edited, read from a file or "
+    "made elsewhere). If you trust it, run the provider again here, or trust every server in the tools table "
+    "(the node setting, or trust_all_servers in Python)."
+)
 
 
 class ClientPool:
@@ -39,12 +46,13 @@ class ClientPool:
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         breaker: CircuitBreaker = DEFAULT_BREAKER,
-        servers_from_data: bool = False,
+        check_unsealed: bool = False,
     ) -> None:
-        """``servers_from_data``: the specs were read from data (a table cell) rather than typed by a person, so
-        each is checked before it is connected: URLs by the SSRF guard, and command lines are never run."""
+        """``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
+        machine's seal (:mod:`knime_mcp.seal`) is data and is checked before it is connected: a URL by the SSRF
+        guard, and a command line is never run."""
         self._credentials = credentials
-        self._servers_from_data = servers_from_data
+        self._check_unsealed = check_unsealed
         self._max_concurrency = max_concurrency
         self._breaker = breaker
         self._clients: dict[ServerSpec, McpClient] = {}
@@ -82,8 +90,8 @@ class ClientPool:
                 spec, credentials=self._credentials, max_concurrency=self._max_concurrency, breaker=self._breaker
             )
             try:
-                if self._servers_from_data:
-                    await _check_server_from_data(spec)
+                if self._check_unsealed and not is_sealed_here(spec):
+                    await check_server(spec, hint=UNSEALED_HINT)
                 await client.open_in(self._task_group, self._http)
             except McpToolError as exc:
                 circuit.failed(exc)
@@ -92,12 +100,3 @@ class ClientPool:
             self._clients[spec] = client
             return client
 
-
-async def _check_server_from_data(spec: ServerSpec) -> None:
-    if not spec.is_url:
-        raise ConfigError(
-            "A server command line taken from data was refused: it would start a program on this machine.",
-            server=spec.display_name,
-            hint="Use only trusted tools tables for stdio servers, or stop checking servers from the tools table.",
-        )
-    await check_url(spec.target)

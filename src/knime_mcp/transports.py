@@ -12,13 +12,16 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import IO, Literal
+from types import TracebackType
+from typing import IO, Literal, Self
 
 import httpx2
-from mcp.client._transport import TransportStreams
+from mcp.client._transport import ReadStream, TransportStreams, WriteStream
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 from pydantic import ValidationError
 
 from knime_mcp.config import ServerSpec
@@ -99,6 +102,8 @@ class Diagnostics:
         """The first message that was not valid JSON-RPC, shortened."""
         self.refused_calls: dict[str, tuple[int, float | None]] = {}
         """HTTP status and Retry-After seconds of refused requests, by the call key stamped in their ``_meta``."""
+        self.unmatched_id: str | None = None
+        """The first response id that matches no request sent on the session, shortened."""
 
     async def record_response(self, response: httpx2.Response) -> None:
         if response.status_code < 400:
@@ -114,6 +119,15 @@ class Diagnostics:
             errors = message.errors() if isinstance(message, ValidationError) else []
             received = errors[0].get("input") if errors else None
             self.malformed = f"received {str(received)[:80]!r}" if received is not None else type(message).__name__
+
+    def no_answer_hint(self, usual: str) -> str:
+        """The hint for a request that got no answer: ``usual``, unless the server answered under a wrong id."""
+        if self.unmatched_id is None:
+            return usual
+        return (
+            f"The server did send a response, but with the id {self.unmatched_id!r}, which matches no request it "
+            "was sent: it does not follow MCP. Report this to the server's maintainers."
+        )
 
     def stderr_tail(self, lines: int = 8) -> str:
         self.stderr.flush()
@@ -170,13 +184,13 @@ async def open_transport(
                 raise ConfigError("The stdio command line is empty.", server=spec.display_name)
             params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
             async with stdio_client(params, errlog=diagnostics.stderr) as streams:
-                yield streams
+                yield _watch_ids(streams, diagnostics)
         case "streamable-http":
             async with (
                 pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics) as http,
                 streamable_http_client(spec.target, http_client=http) as streams,
             ):
-                yield streams
+                yield _watch_ids(streams, diagnostics)
         case "sse":
             async with sse_client(
                 spec.target,
@@ -185,9 +199,84 @@ async def open_transport(
                 sse_read_timeout=_SSE_IDLE_SECONDS,
                 httpx_client_factory=partial(pool.client, diagnostics=diagnostics),
             ) as streams:
-                yield streams
+                yield _watch_ids(streams, diagnostics)
 
 
 _SSE_IDLE_SECONDS = 3600.0
 """How long an SSE stream may stay silent; long-running tools keep it idle between events."""
 
+
+
+def _watch_ids(streams: TransportStreams, diagnostics: Diagnostics) -> TransportStreams:
+    """The streams, noting a response whose id matches no request sent: the SDK drops such a response quietly, and
+    the request it was meant for would look merely slow."""
+    read, write = streams
+    pending: set[str] = set()
+    return _WatchedReads(read, pending, diagnostics), _WatchedWrites(write, pending)
+
+
+class _WatchedReads:
+    def __init__(
+        self, stream: ReadStream[SessionMessage | Exception], pending: set[str], diagnostics: Diagnostics
+    ) -> None:
+        self._stream = stream
+        self._pending = pending
+        self._diagnostics = diagnostics
+
+    @property
+    def last_context(self) -> object:
+        """The SDK reads the sender's context from the stream it is given, if the stream keeps one."""
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return self._note(await self._stream.receive())
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return self._note(await self._stream.__anext__())
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._stream.__aexit__(exc_type, exc, tb)
+
+    def _note(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse | JSONRPCError):
+            key = str(item.message.id)
+            if key in self._pending:
+                self._pending.discard(key)
+            elif item.message.id is not None and self._diagnostics.unmatched_id is None:
+                self._diagnostics.unmatched_id = key[:40]
+        return item
+
+
+class _WatchedWrites:
+    def __init__(self, stream: WriteStream[SessionMessage], pending: set[str]) -> None:
+        self._stream = stream
+        self._pending = pending
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if isinstance(item.message, JSONRPCRequest):
+            self._pending.add(str(item.message.id))
+        await self._stream.send(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._stream.__aexit__(exc_type, exc, tb)

@@ -5,8 +5,8 @@ at this machine or the local network (a cloud metadata service, an admin console
 module checks it: http or https only, and every address its host resolves to must be public. It sits beside
 :mod:`knime_mcp.config` and below the nodes and the agent; it opens no connection, it only resolves the name.
 
-    await check_url(row["server_url"])                       # ConfigError for http://169.254.169.254/...
-    await check_url(url, allow_private=settings.allow_private)
+    await check_url("http://169.254.169.254/latest")   # ConfigError: a link-local address
+    await check_server(spec, hint="Switch on 'Trust …' if you trust this table.")
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from urllib.parse import SplitResult, urlsplit
 
 import anyio
 
+from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "check_url"]
+__all__ = ["ALLOWED_SCHEMES", "check_server", "check_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -29,14 +30,25 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FULL_URL_HINT = "Give a full URL such as https://example.com/mcp."
 _HOST_HINT = "Check the host name in the URL."
-_ALLOW_HINT = "If you trust this URL, stop checking servers from the tools table in the node settings."
 
 
-async def check_url(url: str, *, allow_private: bool = False) -> None:
+async def check_server(spec: ServerSpec, *, hint: str) -> None:
+    """Refuse a server taken from data unless it is an http(s) URL whose every address is public; a command line
+    is never run. ``hint`` tells the user how to allow the server if they trust it."""
+    if not spec.is_url:
+        raise ConfigError(
+            "A server command line taken from data was refused: it would start a program on this machine.",
+            server=spec.display_name,
+            hint=hint,
+        )
+    await check_url(spec.target, hint=hint)
+
+
+async def check_url(url: str, *, hint: str | None = None) -> None:
     """Raise a ConfigError unless ``url`` is http(s) and every address of its host is public.
 
-    With ``allow_private`` only the scheme and the host are checked and no name is resolved. Messages show the URL's
-    scheme, host and port only: a path, query or userinfo taken from data may carry a token.
+    Messages show the URL's scheme, host and port only: a path, query or userinfo taken from data may carry a token.
+    ``hint`` goes with a refused address.
     """
     try:
         parts = urlsplit(url.strip())
@@ -56,15 +68,13 @@ async def check_url(url: str, *, allow_private: bool = False) -> None:
         port = parts.port or _DEFAULT_PORTS[scheme]
     except ValueError as exc:
         raise ConfigError(f"The URL {shown} has an invalid port.") from exc
-    if allow_private:
-        return
     for address in await _resolve(host, port, shown):
         kind = _non_public_kind(address)
         if kind is not None:
             raise ConfigError(
                 f"The URL {shown} points to {address}, {kind}; "
                 "URLs taken from data may reach only public internet addresses.",
-                hint=_ALLOW_HINT,
+                hint=hint,
             )
 
 

@@ -59,6 +59,14 @@ class ServerSettings:
         "",
         is_advanced=True,
     )
+    trust_flow_variable = knext.BoolParameter(
+        "Trust a server address from a flow variable",
+        "A server URL, command line or stdio environment set by a flow variable may come from data (a table, a "
+        "web form), so by default it may only be a public http(s) URL and a command line is never run. Switch "
+        "this on if the flow variable is yours, e.g. set by a configuration node.",
+        False,
+        is_advanced=True,
+    )
 
 
 @knext.parameter_group(label="Authentication")
@@ -110,12 +118,13 @@ def destructive_parameter(default: DestructiveOptions) -> knext.EnumParameter:
     )
 
 
-def check_servers_parameter() -> knext.BoolParameter:
+def trust_servers_parameter() -> knext.BoolParameter:
     return knext.BoolParameter(
-        "Check servers from the tools table",
-        "Treat the tools table as untrusted data (e.g. read from a file): refuse servers on private, loopback or "
-        "link-local addresses and stdio command lines before connecting. Leave off for tables of your own MCP "
-        "Tool Provider.",
+        "Trust every server in the tools table",
+        "Tools listed by an MCP Tool Provider on this machine are trusted as they are. Any other tools table (saved "
+        "on another machine, read from a file, or edited) is data: its servers may only be public http(s) URLs, "
+        "and its stdio command lines are never run. Switch this on to use such a table's local, private-network or "
+        "stdio servers anyway.",
         False,
         is_advanced=True,
     )
@@ -153,6 +162,16 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
         if kind != "none"
         else AuthRef(),
         timeouts=Timeouts(connect=timeouts.connect, call=timeouts.call),
+    )
+
+
+def address_variable(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:
+    """The flow variable whose value is the server address or the stdio environment, if any. KNIME hands a node
+    its settings with flow variables already applied, so an equal value is how a node can tell."""
+    address = {text.strip() for text in (server.server, server.environment) if text.strip()}
+    return next(
+        (name for name, value in ctx.flow_variables.items() if isinstance(value, str) and value.strip() in address),
+        None,
     )
 
 

@@ -20,10 +20,10 @@ from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._settings import (
     DestructiveOptions,
-    check_servers_parameter,
     credential_lookup,
     destructive_parameter,
     tool_policy,
+    trust_servers_parameter,
 )
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
@@ -151,7 +151,7 @@ class AgentPrompter:
         "Tool deny-list (regex)", "Tools whose name matches anywhere are never called.", "", is_advanced=True
     )
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
-    check_servers = check_servers_parameter()
+    trust_all_servers = trust_servers_parameter()
 
     def configure(
         self,
@@ -227,7 +227,7 @@ class AgentPrompter:
             call_timeout=self.call_timeout or None,
             output_cap=self.output_cap,
             policy=tool_policy(self.allow, self.deny, self.destructive),
-            check_servers=self.check_servers,
+            trust_all_servers=self.trust_all_servers,
         )
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:

@@ -8,7 +8,7 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._settings import check_servers_parameter, credential_lookup
+from nodes._settings import credential_lookup, trust_servers_parameter
 
 if TYPE_CHECKING:
     from knime_mcp.caller import CallerOptions
@@ -63,7 +63,7 @@ class CallSettings:
     on_error = knext.EnumParameter(
         "Error handling", "What a failed row does.", ErrorHandlingOptions.FAIL.name, ErrorHandlingOptions
     )
-    check_servers = check_servers_parameter()
+    trust_all_servers = trust_servers_parameter()
 
 
 @knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY)
@@ -141,5 +141,5 @@ class MCPToolCaller:
             timeout=self.calls.timeout,
             retry=RetryPolicy(attempts=self.calls.retries + 1),
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
-            check_servers=self.calls.check_servers,
+            trust_all_servers=self.calls.trust_all_servers,
         )

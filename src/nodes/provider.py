@@ -11,6 +11,7 @@ from nodes._settings import (
     DestructiveOptions,
     ServerSettings,
     TimeoutSettings,
+    address_variable,
     credential_lookup,
     destructive_parameter,
     server_spec,
@@ -71,8 +72,10 @@ class MCPToolProvider:
     the tools to a model, or to the **MCP Tool Caller** to call a tool for every row of a table.
 
     The *MCP Tool* column holds each tool as JSON (a pure-Python extension cannot add a column type), including
-    how to reach its server again; it never holds a secret. Tools left out and parameters dropped by the schema
-    mode are listed in the *Notes* column and in the node's warning.
+    how to reach its server again and a seal that tells agent and caller nodes on this machine that a person chose
+    that server; it never holds a secret. A server address set by a flow variable counts as data: it may only be a
+    public http(s) URL unless you trust the flow variable (advanced setting). Tools left out and parameters dropped
+    by the schema mode are listed in the *Notes* column and in the node's warning.
     """
 
     server = ServerSettings()
@@ -89,11 +92,20 @@ class MCPToolProvider:
         from knime_mcp.arrow import tools_to_frame
         from knime_mcp.provider import list_server_tools
         from knime_mcp.sync import run_sync
+        from knime_mcp.urlguard import check_server
 
         with knime_errors():
+            spec = server_spec(self.server, self.auth, self.timeouts)
+            variable = address_variable(ctx, self.server)
+            if variable is not None and not self.server.trust_flow_variable:
+                hint = (
+                    f"The address comes from flow variable {variable!r}; if you trust it, switch on "
+                    "'Trust a server address from a flow variable'."
+                )
+                run_sync(check_server, spec, hint=hint, cancelled=ctx.is_canceled)
             listing = run_sync(
                 list_server_tools,
-                server_spec(self.server, self.auth, self.timeouts),
+                spec,
                 include=self.selection.include,
                 exclude=self.selection.exclude,
                 prefix=self.selection.prefix,

@@ -1,0 +1,86 @@
+"""Seals: a server spec's proof that a person named the server in settings on this machine.
+
+Listing a server's tools seals their spec (:meth:`knime_mcp.client.McpClient.list_tools`): whoever made the client
+chose the server, as a person does in the MCP Tool Provider's settings. The Agent Prompter and the Tool Caller read
+tools from a table, which anyone can write, edit, or bring from another machine; a spec there without a fitting seal
+is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.urlguard.check_server`).
+
+A seal is an HMAC of the spec's identity under a key that stays on this machine: a file in the user's home, created
+on first use, readable by the user alone.
+
+    spec = seal_spec(ServerSpec(target="http://127.0.0.1:8000/mcp"))
+    is_sealed_here(spec)                                             # True
+    is_sealed_here(replace(spec, target="http://169.254.169.254/"))  # False: the seal no longer fits
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from knime_mcp.config import ServerSpec
+
+__all__ = ["KEY_FILE_ENV", "is_sealed_here", "key_file", "seal_spec"]
+
+logger = logging.getLogger(__name__)
+
+KEY_FILE_ENV = "KNIME_MCP_SEAL_KEY_FILE"
+"""Where the key lives instead of ``~/.knime-mcp/seal.key``, e.g. on a shared executor."""
+
+_KEY_BYTES = 32
+
+
+def key_file() -> Path:
+    return Path(os.environ.get(KEY_FILE_ENV) or Path.home() / ".knime-mcp" / "seal.key")
+
+
+def seal_spec(spec: ServerSpec) -> ServerSpec:
+    """``spec`` with this machine's seal; without a usable key it stays unsealed (its tools then count as data)."""
+    key = _key(key_file())
+    return dataclasses.replace(spec, seal=None if key is None else _mac(key, spec))
+
+
+def is_sealed_here(spec: ServerSpec) -> bool:
+    if spec.seal is None:
+        return False
+    key = _key(key_file())
+    return key is not None and hmac.compare_digest(spec.seal, _mac(key, spec))
+
+
+def _mac(key: bytes, spec: ServerSpec) -> str:
+    return hmac.new(key, spec.identity.encode(), hashlib.sha256).hexdigest()
+
+
+@lru_cache(maxsize=4)
+def _key(path: Path) -> bytes | None:
+    try:
+        return _read_or_create(path)
+    except (OSError, ValueError) as exc:
+        logger.warning("No seal key at %s (%s); tools tables made here will count as data.", path, exc)
+        return None
+
+
+def _read_or_create(path: Path) -> bytes:
+    """The key in ``path``; the first process to need it writes it whole under another name and links it into
+    place, so a concurrent reader never sees half a key and two writers agree on the first."""
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+        with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            out.write(secrets.token_hex(_KEY_BYTES))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    key = bytes.fromhex(path.read_text().strip())
+    if len(key) < _KEY_BYTES:
+        raise ValueError(f"the key is {len(key)} bytes long, expected {_KEY_BYTES}")
+    return key
