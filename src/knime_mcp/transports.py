@@ -215,27 +215,11 @@ def _watch_ids(streams: TransportStreams, diagnostics: Diagnostics) -> Transport
     return _WatchedReads(read, pending, diagnostics), _WatchedWrites(write, pending)
 
 
-class _WatchedReads:
-    def __init__(
-        self, stream: ReadStream[SessionMessage | Exception], pending: set[str], diagnostics: Diagnostics
-    ) -> None:
+class _Delegating:
+    """Closing and the ``async with`` protocol, passed on to the wrapped stream."""
+
+    def __init__(self, stream: ReadStream[SessionMessage | Exception] | WriteStream[SessionMessage]) -> None:
         self._stream = stream
-        self._pending = pending
-        self._diagnostics = diagnostics
-
-    @property
-    def last_context(self) -> object:
-        """The SDK reads the sender's context from the stream it is given, if the stream keeps one."""
-        return getattr(self._stream, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        return self._note(await self._stream.receive())
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        return self._note(await self._stream.__anext__())
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -248,6 +232,30 @@ class _WatchedReads:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         return await self._stream.__aexit__(exc_type, exc, tb)
+
+
+class _WatchedReads(_Delegating):
+    def __init__(
+        self, stream: ReadStream[SessionMessage | Exception], pending: set[str], diagnostics: Diagnostics
+    ) -> None:
+        super().__init__(stream)
+        self._reads = stream
+        self._pending = pending
+        self._diagnostics = diagnostics
+
+    @property
+    def last_context(self) -> object:
+        """The SDK reads the sender's context from the stream it is given, if the stream keeps one."""
+        return getattr(self._reads, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return self._note(await self._reads.receive())
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return self._note(await self._reads.__anext__())
 
     def _note(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse | JSONRPCError):
@@ -259,24 +267,13 @@ class _WatchedReads:
         return item
 
 
-class _WatchedWrites:
+class _WatchedWrites(_Delegating):
     def __init__(self, stream: WriteStream[SessionMessage], pending: set[str]) -> None:
-        self._stream = stream
+        super().__init__(stream)
+        self._writes = stream
         self._pending = pending
 
     async def send(self, item: SessionMessage, /) -> None:
         if isinstance(item.message, JSONRPCRequest):
             self._pending.add(str(item.message.id))
-        await self._stream.send(item)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        return await self._stream.__aexit__(exc_type, exc, tb)
+        await self._writes.send(item)
