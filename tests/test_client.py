@@ -421,3 +421,69 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
                 messages.append(str(caught.value))
     assert "failures in a row" not in messages[1] and "after 2 failures in a row" in messages[2]
     assert messages[3].startswith("Not trying the server again")
+
+
+async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_host_name_it_checked() -> None:
+    import httpx2
+
+    from knime_mcp.transports import _BorrowedTransport
+    from knime_mcp.urlguard import PinnedHost
+
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(204)
+
+    pin = PinnedHost("tools.example", "2606:4700:4700::1111")
+    transport = _BorrowedTransport(httpx2.MockTransport(answer), pin)
+    request = httpx2.Request("POST", "https://tools.example:8443/mcp?x=1")
+    await transport.handle_async_request(request)
+
+    [sent] = seen
+    assert str(sent.url) == "https://[2606:4700:4700::1111]:8443/mcp?x=1"
+    assert sent.headers["host"] == "tools.example:8443" and sent.extensions["sni_hostname"] == "tools.example"
+
+
+async def test_a_pinned_session_makes_every_request_to_the_pinned_address(fake_misbehaving_url: str) -> None:
+    """The handshake and the calls all reach the fake on 127.0.0.1, though the URL's name resolves nowhere."""
+    from urllib.parse import urlsplit
+
+    from knime_mcp.urlguard import PinnedHost
+
+    port = urlsplit(fake_misbehaving_url).port
+    spec = ServerSpec(target=f"http://pinned.invalid:{port}/ok/mcp", timeouts=Timeouts(connect=10.0, call=10.0))
+    async with McpClient(spec, pin=PinnedHost("pinned.invalid", "127.0.0.1")) as client:
+        assert [tool.tool_name for tool in await client.list_tools()] == ["echo"]
+        assert (await client.call_tool("echo", {"text": "pinned"})).text == "pinned"
+
+
+async def test_a_name_that_resolves_elsewhere_after_the_check_cannot_lead_the_session_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DNS rebinding: the check sees a public address, a second lookup would give a local server; the session goes
+    to the address that was checked, and the local server is never contacted."""
+    import socket
+
+    real_getaddrinfo = socket.getaddrinfo
+    answers = iter(["8.8.8.8"])
+
+    def rebinding(host: str | bytes, *args: object, **kwargs: object) -> list[tuple[object, ...]]:
+        if host in ("rebind.example", b"rebind.example"):  # anyio hands over the name IDNA-encoded
+            address = next(answers, "127.0.0.1")
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, args[0]))]
+        return real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as local:
+        local.bind(("127.0.0.1", 0))
+        local.listen()
+        local.settimeout(0.5)
+        port = local.getsockname()[1]
+        monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+        spec = ServerSpec(target=f"http://rebind.example:{port}/mcp", timeouts=Timeouts(connect=3.0))
+        async with ClientPool(check_unsealed=True) as pool:
+            with pytest.raises(ServerConnectError):
+                await pool.client(spec)
+        monkeypatch.undo()
+        with pytest.raises(TimeoutError):
+            local.accept()

@@ -12,7 +12,7 @@ import pytest
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.urlguard import check_server, check_url
+from knime_mcp.urlguard import PinnedHost, check_server, check_url
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +22,20 @@ pytestmark = pytest.mark.anyio
     ["http://8.8.8.8/mcp", "https://1.1.1.1:8443/sse", "https://[2606:4700:4700::1111]/mcp", "HTTPS://9.9.9.9"],
 )
 async def test_a_url_whose_host_is_a_public_address_passes(url: str) -> None:
-    await check_url(url)
+    pin = await check_url(url)
+    assert pin.address in url.lower() and pin.host == pin.address
+
+
+async def test_a_checked_name_is_pinned_to_its_first_public_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def two_public(host: str, port: int, **kwargs: object) -> list[tuple[object, ...]]:
+        return [
+            (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2606:4700:4700::1111", port, 0, 0)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("1.1.1.1", port)),
+        ]
+
+    monkeypatch.setattr(anyio, "getaddrinfo", two_public)
+
+    assert await check_url("https://tools.example/mcp") == PinnedHost("tools.example", "2606:4700:4700::1111")
 
 
 @pytest.mark.parametrize(

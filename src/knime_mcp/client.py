@@ -54,6 +54,7 @@ from knime_mcp.transports import (
     candidate_transports,
     open_transport,
 )
+from knime_mcp.urlguard import PinnedHost
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 
@@ -100,8 +101,12 @@ class McpClient:
         credentials: CredentialLookup | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         breaker: CircuitBreaker = DEFAULT_BREAKER,
+        pin: PinnedHost | None = None,
     ) -> None:
+        """``pin``: for a server from data, the address :mod:`knime_mcp.urlguard` checked; every HTTP request of
+        every session goes there."""
         self.spec = spec
+        self._pin = pin
         self._circuit = Circuit(breaker)
         self._credentials = credentials
         self._limiter = anyio.CapacityLimiter(max_concurrency)
@@ -229,7 +234,9 @@ class McpClient:
     ) -> None:
         assert self._http is not None
         session: _Session | None = None
-        transport = open_transport(self.spec, kind, headers=headers, env=env, pool=self._http, diagnostics=diagnostics)
+        transport = open_transport(
+            self.spec, kind, headers=headers, env=env, pool=self._http, diagnostics=diagnostics, pin=self._pin
+        )
         try:
             async with mcp.Client(
                 transport,

@@ -17,7 +17,7 @@ from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import McpToolError
 from knime_mcp.seal import is_sealed_here
 from knime_mcp.transports import HttpPool
-from knime_mcp.urlguard import check_server
+from knime_mcp.urlguard import PinnedHost, check_server
 
 __all__ = ["UNSEALED_HINT", "ClientPool"]
 
@@ -50,7 +50,7 @@ class ClientPool:
     ) -> None:
         """``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
         machine's seal (:mod:`knime_mcp.seal`) is data and is checked before it is connected: a URL by the SSRF
-        guard, and a command line is never run."""
+        guard, which also pins the session to the address it checked, and a command line is never run."""
         self._credentials = credentials
         self._check_unsealed = check_unsealed
         self._max_concurrency = max_concurrency
@@ -86,12 +86,14 @@ class ClientPool:
                 return self._clients[spec]
             circuit = self._circuits.setdefault(spec, Circuit(self._breaker))
             circuit.check()
-            client = McpClient(
-                spec, credentials=self._credentials, max_concurrency=self._max_concurrency, breaker=self._breaker
-            )
             try:
-                if self._check_unsealed and not is_sealed_here(spec):
-                    await check_server(spec, hint=UNSEALED_HINT)
+                client = McpClient(
+                    spec,
+                    credentials=self._credentials,
+                    max_concurrency=self._max_concurrency,
+                    breaker=self._breaker,
+                    pin=await self._check(spec),
+                )
                 await client.open_in(self._task_group, self._http)
             except McpToolError as exc:
                 circuit.failed(exc)
@@ -99,4 +101,10 @@ class ClientPool:
             self._circuits.pop(spec)
             self._clients[spec] = client
             return client
+
+    async def _check(self, spec: ServerSpec) -> PinnedHost | None:
+        """The checked address of a server from data; None for a sealed spec, or when the pool trusts every spec."""
+        if not self._check_unsealed or is_sealed_here(spec):
+            return None
+        return await check_server(spec, hint=UNSEALED_HINT)
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
+from knime_mcp.urlguard import PinnedHost
 
 __all__ = ["CALL_KEY", "ConcreteTransport", "Diagnostics", "HttpPool", "candidate_transports", "open_transport"]
 
@@ -49,12 +50,21 @@ def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
 
 
 class _BorrowedTransport(httpx2.AsyncBaseTransport):
-    """Delegates to the pool's transport; closing a borrowing client leaves the pool open."""
+    """Delegates to the pool's transport; closing a borrowing client leaves the pool open.
 
-    def __init__(self, shared: httpx2.AsyncBaseTransport) -> None:
+    With a ``pin``, every request goes to the pinned address, with the host name kept in the Host header and in
+    TLS (server name and certificate check), so the connection cannot follow a later DNS answer elsewhere. The SDK
+    keeps a session's requests on the endpoint's origin, so no request is for another host.
+    """
+
+    def __init__(self, shared: httpx2.AsyncBaseTransport, pin: PinnedHost | None = None) -> None:
         self._shared = shared
+        self._pin = pin
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if self._pin is not None:
+            request.url = request.url.copy_with(host=self._pin.address)
+            request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
         return await self._shared.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -74,6 +84,7 @@ class HttpPool:
         auth: httpx2.Auth | None = None,
         *,
         diagnostics: Diagnostics | None = None,
+        pin: PinnedHost | None = None,
     ) -> httpx2.AsyncClient:
         """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
         hooks = {"response": [diagnostics.record_response]} if diagnostics else {}
@@ -82,7 +93,7 @@ class HttpPool:
             timeout=timeout,
             auth=auth,
             event_hooks=hooks,
-            transport=_BorrowedTransport(self._transport),
+            transport=_BorrowedTransport(self._transport, pin),
         )
 
     async def aclose(self) -> None:
@@ -175,8 +186,10 @@ async def open_transport(
     env: dict[str, str],
     pool: HttpPool,
     diagnostics: Diagnostics,
+    pin: PinnedHost | None = None,
 ) -> AsyncIterator[TransportStreams]:
-    """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored."""
+    """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored.
+    ``pin``: the checked address of a server from data, which every HTTP request goes to."""
     match kind:
         case "stdio":
             command = spec.command
@@ -187,7 +200,7 @@ async def open_transport(
                 yield _watch_ids(streams, diagnostics)
         case "streamable-http":
             async with (
-                pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics) as http,
+                pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics, pin=pin) as http,
                 streamable_http_client(spec.target, http_client=http) as streams,
             ):
                 yield _watch_ids(streams, diagnostics)
@@ -197,7 +210,7 @@ async def open_transport(
                 headers=headers,
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
-                httpx_client_factory=partial(pool.client, diagnostics=diagnostics),
+                httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
             ) as streams:
                 yield _watch_ids(streams, diagnostics)
 

@@ -1,18 +1,20 @@
-"""SSRF guard for URLs that come from data rather than from a person's settings.
+"""SSRF guard for servers that come from data rather than from a person's settings.
 
-A server URL read from a table column or a flow variable, or a resource link an agent is asked to follow, may point
-at this machine or the local network (a cloud metadata service, an admin console). Before such a URL is used, this
-module checks it: http or https only, and every address its host resolves to must be public. It sits beside
-:mod:`knime_mcp.config` and below the nodes and the agent; it opens no connection, it only resolves the name.
+A server URL read from a table or a flow variable may point at this machine or the local network (a cloud metadata
+service, an admin console). Before such a server is connected, this module checks it: http or https only, every
+address its host resolves to public, and no command line. It sits beside :mod:`knime_mcp.config` and below the
+pool; it opens no connection, it only resolves the name. The address it checked is pinned: the transport sends every
+request of the session there, so a second, different DNS answer (rebinding) cannot lead elsewhere.
 
-    await check_url("http://169.254.169.254/latest")   # ConfigError: a link-local address
-    await check_server(spec, hint="Switch on 'Trust …' if you trust this table.")
+    pin = await check_url("https://tools.example.com/mcp")   # PinnedHost("tools.example.com", "93.184.216.34")
+    await check_url("http://169.254.169.254/latest")          # ConfigError: a link-local address
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 import anyio
@@ -20,7 +22,7 @@ import anyio
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "check_server", "check_url"]
+__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -32,7 +34,15 @@ _FULL_URL_HINT = "Give a full URL such as https://example.com/mcp."
 _HOST_HINT = "Check the host name in the URL."
 
 
-async def check_server(spec: ServerSpec, *, hint: str) -> None:
+@dataclass(frozen=True)
+class PinnedHost:
+    """A checked host name and the checked address that its requests go to instead of a new DNS answer."""
+
+    host: str
+    address: str
+
+
+async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
     """Refuse a server taken from data unless it is an http(s) URL whose every address is public; a command line
     is never run. ``hint`` tells the user how to allow the server if they trust it."""
     if not spec.is_url:
@@ -41,11 +51,12 @@ async def check_server(spec: ServerSpec, *, hint: str) -> None:
             server=spec.display_name,
             hint=hint,
         )
-    await check_url(spec.target, hint=hint)
+    return await check_url(spec.target, hint=hint)
 
 
-async def check_url(url: str, *, hint: str | None = None) -> None:
-    """Raise a ConfigError unless ``url`` is http(s) and every address of its host is public.
+async def check_url(url: str, *, hint: str | None = None) -> PinnedHost:
+    """The host of ``url`` pinned to its first address; a ConfigError unless ``url`` is http(s) and every address
+    of its host is public.
 
     Messages show the URL's scheme, host and port only: a path, query or userinfo taken from data may carry a token.
     ``hint`` goes with a refused address.
@@ -68,7 +79,8 @@ async def check_url(url: str, *, hint: str | None = None) -> None:
         port = parts.port or _DEFAULT_PORTS[scheme]
     except ValueError as exc:
         raise ConfigError(f"The URL {shown} has an invalid port.") from exc
-    for address in await _resolve(host, port, shown):
+    addresses = await _resolve(host, port, shown)
+    for address in addresses:
         kind = _non_public_kind(address)
         if kind is not None:
             raise ConfigError(
@@ -76,6 +88,7 @@ async def check_url(url: str, *, hint: str | None = None) -> None:
                 "URLs taken from data may reach only public internet addresses.",
                 hint=hint,
             )
+    return PinnedHost(host, str(addresses[0]))
 
 
 async def _resolve(host: str, port: int, shown: str) -> list[_Address]:
