@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import shlex
+from collections.abc import Iterator
 
 import pytest
 
@@ -426,7 +427,7 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
 async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_host_name_it_checked() -> None:
     import httpx2
 
-    from knime_mcp.transports import _BorrowedTransport
+    from knime_mcp.transports import HttpPool, _BorrowedTransport
     from knime_mcp.urlguard import PinnedHost
 
     seen: list[httpx2.Request] = []
@@ -436,7 +437,9 @@ async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_ho
         return httpx2.Response(204)
 
     pin = PinnedHost("tools.example", "2606:4700:4700::1111")
-    transport = _BorrowedTransport(httpx2.MockTransport(answer), pin)
+    pool = HttpPool()
+    pool.route = lambda url: httpx2.MockTransport(answer)  # type: ignore[method-assign]
+    transport = _BorrowedTransport(pool, pin)
     request = httpx2.Request("POST", "https://tools.example:8443/mcp?x=1")
     await transport.handle_async_request(request)
 
@@ -487,3 +490,68 @@ async def test_a_name_that_resolves_elsewhere_after_the_check_cannot_lead_the_se
         monkeypatch.undo()
         with pytest.raises(TimeoutError):
             local.accept()
+
+
+class _FakeProxy:
+    """Fake: an HTTP proxy that records the request line of each request it is sent and answers 502."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.request_lines: list[str] = []
+        self._stopped = threading.Event()
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen()
+        self._listener.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                head = b""
+                while b"\r\n\r\n" not in head and (chunk := connection.recv(65536)):
+                    head += chunk
+                self.request_lines.append(head.split(b"\r\n", 1)[0].decode())
+                connection.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+
+
+@pytest.fixture
+def fake_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeProxy]:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    proxy = _FakeProxy()
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    yield proxy
+    proxy.close()
+
+
+async def test_http_sessions_go_through_the_proxy_the_environment_names(fake_proxy: _FakeProxy) -> None:
+    spec = ServerSpec(target="http://mcp.example/mcp", transport="streamable-http", timeouts=Timeouts(connect=5.0))
+    with pytest.raises(ServerConnectError, match="HTTP 502"):
+        async with McpClient(spec):
+            pass
+    assert fake_proxy.request_lines[0] == "POST http://mcp.example/mcp HTTP/1.1"
+
+
+async def test_hosts_in_no_proxy_are_reached_directly(
+    fake_proxy: _FakeProxy, demo_http_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    async with McpClient(ServerSpec(target=demo_http_url)) as client:
+        assert (await client.call_tool("echo", {"text": "direct"})).text == "direct"
+    assert fake_proxy.request_lines == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import urllib.request
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -50,32 +51,50 @@ def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
 
 
 class _BorrowedTransport(httpx2.AsyncBaseTransport):
-    """Delegates to the pool's transport; closing a borrowing client leaves the pool open.
+    """Sends through the pool's transports; closing a borrowing client leaves the pool open.
 
     With a ``pin``, every request goes to the pinned address, with the host name kept in the Host header and in
     TLS (server name and certificate check), so the connection cannot follow a later DNS answer elsewhere. The SDK
     keeps a session's requests on the endpoint's origin, so no request is for another host.
     """
 
-    def __init__(self, shared: httpx2.AsyncBaseTransport, pin: PinnedHost | None = None) -> None:
-        self._shared = shared
+    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None) -> None:
+        self._pool = pool
         self._pin = pin
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        transport = self._pool.route(request.url)
         if self._pin is not None:
             request.url = request.url.copy_with(host=self._pin.address)
             request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
-        return await self._shared.handle_async_request(request)
+        return await transport.handle_async_request(request)
 
     async def aclose(self) -> None:
         return None
 
 
 class HttpPool:
-    """One connection pool for every HTTP session of a run; whoever creates it closes it."""
+    """One connection pool for every HTTP session of a run, and one per proxy in use; whoever creates it closes it.
+
+    A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
+    :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system settings
+    on Windows and macOS).
+    """
 
     def __init__(self) -> None:
-        self._transport = httpx2.AsyncHTTPTransport()
+        self._direct = httpx2.AsyncHTTPTransport()
+        self._proxy_settings = urllib.request.getproxies()
+        self._proxied: dict[str, httpx2.AsyncHTTPTransport] = {}
+
+    def route(self, url: httpx2.URL) -> httpx2.AsyncBaseTransport:
+        """The transport for a request to ``url``: direct, or through the proxy the settings name for it."""
+        proxy = self._proxy_settings.get(url.scheme) or self._proxy_settings.get("all")
+        if not proxy or urllib.request.proxy_bypass_environment(url.host, self._proxy_settings):
+            return self._direct
+        proxy = proxy if "://" in proxy else f"http://{proxy}"
+        if proxy not in self._proxied:
+            self._proxied[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
+        return self._proxied[proxy]
 
     def client(
         self,
@@ -93,11 +112,12 @@ class HttpPool:
             timeout=timeout,
             auth=auth,
             event_hooks=hooks,
-            transport=_BorrowedTransport(self._transport, pin),
+            transport=_BorrowedTransport(self, pin),
         )
 
     async def aclose(self) -> None:
-        await self._transport.aclose()
+        for transport in (self._direct, *self._proxied.values()):
+            await transport.aclose()
 
 
 class Diagnostics:
