@@ -31,7 +31,7 @@ from knime_mcp.conversation import ERROR, messages_from_rows
 from knime_mcp.dispatch import LocalTool
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, ToolCallError
 from knime_mcp.provider import list_server_tools
-from knime_mcp.results import TextPart, ToolResult
+from knime_mcp.results import ImagePart, TextPart, ToolResult
 from knime_mcp.sync import CallerThread, run_sync
 from knime_mcp.tool import MCPTool
 from workflow_tools import ExecutesWorkflowTools, StandInWorkflowTool
@@ -320,6 +320,21 @@ def test_images_from_tools_reach_the_model_as_image_content_not_as_text(http_too
     assert images[0]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
     (image_row,) = [row for row in result.conversation.rows() if row["Images"]]
     assert json.loads(image_row["Images"]) == [images[0]["image_url"]["url"]]
+
+
+def test_an_error_result_with_an_image_still_sends_the_image_it_refers_to() -> None:
+    async def fail_with_screenshot(arguments: dict[str, Any]) -> ToolResult:
+        parts = (TextPart("render failed"), ImagePart(data="iVBORw0=", mime_type="image/png"))
+        return ToolResult(content=parts, is_error=True)
+
+    tool = LocalTool(name="render", description="", input_schema={"type": "object"}, run=fail_with_screenshot)
+    model = scripted(calls(("c1", "render", {})), AIMessage("It failed."))
+    run(model, [tool])
+    sent = model.requests[1][0]
+    (reply,) = tool_messages(sent)
+    assert reply.text.startswith("The tool reported an error.") and "Image 1 (image/png)" in reply.text
+    images = [block for block in sent[-1].content if isinstance(block, dict) and block.get("type") == "image_url"]
+    assert [image["image_url"]["url"] for image in images] == ["data:image/png;base64,iVBORw0="]
 
 
 # -- model errors and the credential canary -------------------------------------------------------------------------

@@ -9,13 +9,17 @@ import knime.extension as knext
 import pandas as pd
 import pytest
 
+import knext_bootstrap
 from knime_mcp.arrow import tools_to_frame
 from knime_mcp.config import ServerSpec
-from knime_mcp.errors import CancelledByUser
+from knime_mcp.errors import CancelledByUser, ToolCallError
 from knime_mcp.sync import SyncMcpClient
 from node_contexts import ConfigureContext, ExecuteContext
 
-knext_host_tools = pytest.importorskip("knext_host_tools")
+if not knext_bootstrap.USING_HOST:
+    pytest.skip("node tests drive nodes through the headless host's runner", allow_module_level=True)
+
+import knext_host_tools  # noqa: E402
 
 RESULTS = ["Result", "Structured result", "Image", "Is error", "Error", "Duration (ms)"]
 
@@ -113,7 +117,7 @@ def test_error_column_mode_records_failed_rows_and_warns(demo_tools: knext.Table
 def test_fail_mode_fails_the_node_at_the_first_failed_row(demo_tools: knext.Table) -> None:
     node = _caller(tool__name="fail")
     data = knext.Table.from_pandas(pd.DataFrame({"message": ["boom"]}))
-    with pytest.raises(Exception, match="^Row 1 \\(RowID Row0\\): tool 'fail' reported an error"):
+    with pytest.raises(ToolCallError, match="^Row 1 \\(RowID Row0\\): tool 'fail' reported an error"):
         knext_host_tools.execute_node(node, ExecuteContext(), data, demo_tools)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import shlex
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -555,3 +557,25 @@ async def test_hosts_in_no_proxy_are_reached_directly(
     async with McpClient(ServerSpec(target=demo_http_url)) as client:
         assert (await client.call_tool("echo", {"text": "direct"})).text == "direct"
     assert fake_proxy.request_lines == []
+
+
+
+async def test_a_restarted_server_that_forgot_the_session_gets_a_new_one_and_the_call_is_sent_again(
+    npm_peers: Any, tmp_path: Path
+) -> None:
+    """Over Streamable HTTP, server-everything refuses a session id it does not know (HTTP 400). The request never
+    ran there, so even a call that is not safe to repeat is sent again on a new session."""
+    transport, path = "streamableHttp", "/mcp"
+    from contextlib import AsyncExitStack, contextmanager
+    from urllib.parse import urlsplit
+
+    from fixtures.npm_servers import run_everything_over_http
+
+    run = contextmanager(run_everything_over_http)
+    async with AsyncExitStack() as stack:
+        with run(npm_peers, transport, path, tmp_path) as first:
+            client = await stack.enter_async_context(McpClient(ServerSpec(target=first.url)))
+            assert (await client.call_tool("echo", {"message": "before"})).text == "Echo: before"
+        with run(npm_peers, transport, path, tmp_path, port=urlsplit(first.url).port):
+            assert (await client.call_tool("echo", {"message": "after"})).text == "Echo: after"
+            assert len(await client.list_tools()) > 1

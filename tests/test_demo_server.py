@@ -18,7 +18,6 @@ from pathlib import Path
 
 import httpx2
 import jsonschema
-import psutil
 import pytest
 from mcp import Client
 from mcp.client import Transport
@@ -27,6 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, ImageContent, TextContent
 
+from fixtures.processes import listening_addresses
 from fixtures.python_servers import BASIC_AUTH_USER, DEMO_COMMAND, RunningServer, running_server
 
 DEMO_TOOLS = {
@@ -251,12 +251,7 @@ def test_fake_exit_at_start_exits_with_code_3_and_says_why_on_stderr(fake_exit_s
 @pytest.mark.parametrize("server", ["demo_http_server", "demo_sse_server"])
 def test_demo_http_server_listens_on_loopback_only(server: str, request: pytest.FixtureRequest) -> None:
     running: RunningServer = request.getfixturevalue(server)
-    listening = {
-        conn.laddr.ip
-        for conn in psutil.Process(running.process.pid).net_connections(kind="inet")
-        if conn.status == psutil.CONN_LISTEN
-    }
-    assert listening == {"127.0.0.1"}
+    assert listening_addresses(running.process.pid) == {"127.0.0.1"}
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

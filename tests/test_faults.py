@@ -100,8 +100,10 @@ async def test_a_timed_out_call_is_cancelled_on_the_server_while_the_run_goes_on
 ) -> None:
     spec = _spec(fake_misbehaving_url, "hang", key, on="tools/call")
     async with ClientPool() as pool:
-        await Dispatcher(pool).call(_echo(spec, WRITES), {"text": "hi"})
+        dispatcher = Dispatcher(pool)
+        await dispatcher.call(_echo(spec, WRITES), {"text": "hi"})
         seen = await _once_seen(fake_misbehaving_url, key, "notifications/cancelled")
+        await _still_answers(dispatcher, fake_misbehaving_url)
 
     assert seen[-2:] == ["tools/call", "notifications/cancelled"]
 

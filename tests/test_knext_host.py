@@ -146,7 +146,7 @@ def test_node_without_execute_fails_when_the_factory_is_called() -> None:
         def configure(self, ctx: Any) -> None:
             return None
 
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no attribute 'execute'"):
         NoExecute()
 
 

@@ -6,7 +6,6 @@ elsewhere.
 
 from __future__ import annotations
 
-import psutil
 import pytest
 from mcp import Client
 from mcp.client import Transport
@@ -15,6 +14,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from fixtures.npm_servers import RunningPeer
+from fixtures.processes import listening_addresses
 
 
 async def _tool_names(transport: Transport) -> set[str]:
@@ -52,9 +52,4 @@ async def test_memory_over_stdio_lists_create_entities(
 @pytest.mark.parametrize("peer", ["everything_sse_server", "everything_http_server"])
 def test_http_peer_listens_on_loopback_only(peer: str, request: pytest.FixtureRequest) -> None:
     running: RunningPeer = request.getfixturevalue(peer)
-    listening = {
-        conn.laddr.ip
-        for conn in psutil.Process(running.pid).net_connections(kind="inet")
-        if conn.status == psutil.CONN_LISTEN
-    }
-    assert listening == {"127.0.0.1"}
+    assert listening_addresses(running.pid) == {"127.0.0.1"}

@@ -17,6 +17,14 @@ from knime_mcp.urlguard import PinnedHost, check_server, check_url
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def no_lookups(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def refuse(*args: object, **kwargs: object) -> list[tuple[object, ...]]:
+        raise AssertionError("the guard looked the name up")
+
+    monkeypatch.setattr(anyio, "getaddrinfo", refuse)
+
+
 @pytest.mark.parametrize(
     "url",
     ["http://8.8.8.8/mcp", "https://1.1.1.1:8443/sse", "https://[2606:4700:4700::1111]/mcp", "HTTPS://9.9.9.9"],
@@ -116,7 +124,7 @@ async def test_a_server_url_from_data_gets_the_url_check() -> None:
     ],
 )
 async def test_a_scheme_other_than_http_or_https_is_refused_before_any_lookup(
-    url: str, scheme: str
+    url: str, scheme: str, no_lookups: None
 ) -> None:
     with pytest.raises(ConfigError) as caught:
         await check_url(url)
@@ -150,6 +158,6 @@ async def test_a_host_that_does_not_resolve_is_refused_with_a_clear_message() ->
         ("http://[::1/mcp", "A URL taken from data is malformed."),
     ],
 )
-async def test_a_malformed_url_is_refused_without_a_lookup(url: str, problem: str) -> None:
+async def test_a_malformed_url_is_refused_without_a_lookup(url: str, problem: str, no_lookups: None) -> None:
     with pytest.raises(ConfigError, match=problem.replace(".", r"\.").replace("[", r"\[")):
         await check_url(url)

@@ -110,7 +110,7 @@ class ToolCallLogEntry:
     @property
     def result_size(self) -> int:
         """Characters of the result as JSON; 0 when the call failed before a result."""
-        return self.record.result_size
+        return len(self.result or "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -119,16 +119,16 @@ class ToolCallLogEntry:
             **self.record.to_dict(),
             "tool": self.tool,
             "kind": self.kind,
+            "result_size": self.result_size,
             "result": self.result,
         }
 
     def values(self) -> tuple[Any, ...]:
         """The entry in the order of :data:`LOG_COLUMNS`."""
         record = self.record
-        arguments = json.dumps(record.arguments, ensure_ascii=False, default=str)
         return (
-            self.turn, self.tool_call_id, self.tool, self.kind, record.server, arguments, record.status,
-            record.error, record.duration_ms, record.attempts, record.result_size, self.result,
+            self.turn, self.tool_call_id, self.tool, self.kind, record.server, record.arguments_json, record.status,
+            record.error, record.duration_ms, record.attempts, self.result_size, self.result,
         )  # fmt: skip
 
 
@@ -222,7 +222,6 @@ class AgentToolset:
             status=status,
             error=str(error),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            result_size=0,
         )
         entry = ToolCallLogEntry(turn=turn, tool_call_id=call.id, tool=call.name, record=record, result=None)
         logger.info("Tool call %s of %r refused (%s): %s", call.id, call.name, status, error)
@@ -239,15 +238,14 @@ class AgentToolset:
 
     def _tool_message(self, call: _Call, reply: _Reply, images: list[tuple[str, ImagePart]]) -> ToolMessage:
         """The reply to one call; its images are added to ``images`` and referred to by number."""
-        if reply.result is not None and reply.result.is_error:
-            text = f"The tool reported an error.\n{self._fenced(call.name, _render(reply.result, [], 0))}"
-        elif reply.error is not None:
+        if reply.result is None:
             text = f"The tool call failed ({reply.entry.status}).\n{self._fenced(call.name, str(reply.error))}"
         else:
-            assert reply.result is not None
             attached: list[ImagePart] = []
             text = self._fenced(call.name, _render(reply.result, attached, len(images)))
             images += [(call.name, image) for image in attached]
+            if reply.result.is_error:
+                text = f"The tool reported an error.\n{text}"
         status = "success" if reply.error is None else "error"
         return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "BOOL_COLUMNS",
     "COLUMNS",
     "EXTENSION_NAME",
     "TOOL_COLUMN",
@@ -87,6 +88,9 @@ _FLAT: tuple[tuple[str, str], ...] = (
 
 COLUMNS: tuple[str, ...] = (TOOL_COLUMN, *(column for column, _ in _FLAT))
 """The column names of a tools table, in order, in both forms."""
+
+BOOL_COLUMNS = frozenset(column for column, key in _FLAT if key in _BOOL_KEYS)
+"""The columns of a tools table that hold booleans; the others hold text (the MCP Tool column too, in KNIME)."""
 
 _NOT_TOOLS_HINT = "Connect the MCP Tool Provider's output table, or choose the column that holds its MCP tools."
 

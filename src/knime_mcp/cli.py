@@ -1,8 +1,8 @@
 """The ``knime-mcp`` command line: the core's features outside KNIME.
 
-Only :func:`main` turns exceptions into exit codes (0 success, 2 usage, 3 config/connection/auth, 4 tool error,
-1 anything else), and only :func:`run` calls ``sys.exit``. Arguments are parsed before anything heavy is imported,
-so ``--help`` and the text table never load pyarrow.
+Only :func:`main` turns exceptions into exit codes (0 success, 2 usage, 3 config/connection/auth/chat model, 4 tool
+error, 130 interrupted, 1 anything else), and only :func:`run` calls ``sys.exit``. Arguments are parsed before
+anything heavy is imported, so ``--help`` and the text table never load pyarrow.
 
     knime-mcp tools                                   # the bundled demo server's tools
     knime-mcp tools http://127.0.0.1:8000/mcp --format json

@@ -36,6 +36,7 @@ from knime_mcp.errors import (
     ServerAuthError,
     ServerBusyError,
     ServerConnectError,
+    SessionExpiredError,
     SessionLostError,
     ToolError,
     ToolTimeoutError,
@@ -149,15 +150,14 @@ class McpClient:
             raise RuntimeError("An McpClient can be opened only once; create a new one to reconnect.")
         self._state = _State.OPENED
         self._task_group, self._http = task_group, pool
-        kinds = candidate_transports(self.spec)
-        for attempt, kind in enumerate(kinds, start=1):
+        *fallbacks, last = candidate_transports(self.spec)
+        for kind in fallbacks:
             try:
-                self._sessions.append(await self._start_session(kind))
+                self._sessions.append(await self._start_session(kind, may_fall_back=True))
                 return
             except _Refused as refused:
-                if attempt == len(kinds):
-                    raise refused.error from refused.error.__cause__
-                logger.debug("%s: %s refused (HTTP %s); trying %s", self.server, kind, refused.status, kinds[attempt])
+                logger.debug("%s: %s refused (HTTP %s); trying the next transport", self.server, kind, refused.status)
+        self._sessions.append(await self._start_session(last))
 
     async def close_sessions(self) -> None:
         """Tell every session task to leave its contexts (closing streams, reaping a stdio child); wait a while."""
@@ -172,7 +172,9 @@ class McpClient:
             for session in self._sessions:
                 await session.closed.wait()
 
-    async def _start_session(self, kind: ConcreteTransport) -> _Session:
+    async def _start_session(self, kind: ConcreteTransport, *, may_fall_back: bool = False) -> _Session:
+        """A new session over ``kind``; with ``may_fall_back``, a refusal after which ``auto`` tries the next
+        transport is raised as :class:`_Refused`."""
         assert self._task_group is not None and self._http is not None
         headers = resolve_headers(self.spec, self._credentials)
         env = resolve_env(self.spec)
@@ -188,8 +190,8 @@ class McpClient:
         except Exception as exc:
             error = self._connect_error(exc, diagnostics)
             diagnostics.close()
-            if diagnostics.http_status in FALLBACK_STATUSES:
-                raise _Refused(diagnostics.http_status, error) from exc
+            if may_fall_back and diagnostics.http_status in FALLBACK_STATUSES:
+                raise _Refused(diagnostics.http_status) from exc
             raise error from exc
 
     def _timeout_error(self, diagnostics: Diagnostics) -> ServerConnectError:
@@ -290,7 +292,7 @@ class McpClient:
 
     async def _send(self, send: Callable[[_Session], Awaitable[T]], *, what: str, repeatable: bool) -> T:
         """Send over the current session; after a lost session reconnect once, and resend only if ``repeatable``
-        (otherwise the request may or may not have been carried out)."""
+        or the request never ran (otherwise it may or may not have been carried out)."""
         session = self._current()
         if session.lost is not None:
             session = await self._replace(session)
@@ -299,7 +301,7 @@ class McpClient:
                 return await send(session)
         except SessionLostError as lost:
             fresh = await self._replace(session)
-            if not repeatable:
+            if not repeatable and not isinstance(lost, SessionExpiredError):
                 raise OutcomeUnknownError(
                     f"The session was lost during {what}; it may or may not have run.",
                     server=self.server,
@@ -321,9 +323,12 @@ class McpClient:
             cursor: str | None = None
             seen: set[str] = set()
             for _ in range(_MAX_PAGES):
+                key = _call_key(session)
                 try:
-                    page = await session.client.list_tools(cursor=cursor)
+                    page = await session.client.list_tools(cursor=cursor, meta=_meta(key))
                 except MCPError as exc:
+                    if (refusal := self._refusal(session, key, exc)) is not None:
+                        raise refusal from exc
                     if exc.error.code != REQUEST_TIMEOUT:
                         raise
                     raise ServerConnectError(
@@ -358,20 +363,15 @@ class McpClient:
         arguments = dict(arguments or {})
 
         async def call(session: _Session) -> ToolResult:
-            # Only HTTP answers carry a status worth matching to the call; stdio calls go out unmarked.
-            key = secrets.token_hex(8) if session.kind != "stdio" else None
+            key = _call_key(session)
             try:
                 result = await session.client.call_tool(
-                    tool_name, arguments, read_timeout_seconds=seconds, meta={CALL_KEY: key} if key else None
+                    tool_name, arguments, read_timeout_seconds=seconds, meta=_meta(key)
                 )
                 return ToolResult.from_sdk(result)
             except MCPError as exc:
-                refused = session.diagnostics.refused_calls.pop(key, None) if key else None
-                if refused is not None:
-                    status, retry_after = refused
-                    if _busy(status):
-                        raise ServerBusyError(status, retry_after, server=self.server) from exc
-                    raise translate(exc, self.server, http_status=status) from exc
+                if (refusal := self._refusal(session, key, exc)) is not None:
+                    raise refusal from exc
                 if exc.error.code != REQUEST_TIMEOUT:
                     raise
                 self._cancelled_calls = True
@@ -387,6 +387,26 @@ class McpClient:
         finally:
             self._limiter.release()
 
+    def _refusal(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
+        """The error for a request the server refused with an HTTP status (matched by its call key), else None.
+
+        On an open Streamable HTTP session, 404 (and 400, which some servers send) means the server no longer knows
+        the session id: the request never ran.
+        """
+        refused = session.diagnostics.refused_calls.pop(key, None) if key else None
+        if refused is None:
+            return None
+        status, retry_after = refused
+        if _busy(status):
+            return ServerBusyError(status, retry_after, server=self.server)
+        if status in _SESSION_REFUSED and session.kind == "streamable-http":
+            return SessionExpiredError(
+                f"The server refused this session (HTTP {status}); it may have restarted.",
+                server=self.server,
+                hint="The client opens a new session once; if that fails too, check the server's log.",
+            )
+        return translate(exc, self.server, http_status=status)
+
     async def _acquire_slot(self) -> None:
         """A free slot is taken without a trip through the event loop (``async with`` on the limiter always
         yields once), which a call of a fraction of a millisecond would notice; a full limiter waits."""
@@ -400,13 +420,24 @@ def _busy(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+_SESSION_REFUSED = frozenset({400, 404})
+
+
+def _call_key(session: _Session) -> str | None:
+    """A fresh key to match an HTTP refusal to its request; stdio requests carry no status and go out unmarked."""
+    return secrets.token_hex(8) if session.kind != "stdio" else None
+
+
+def _meta(key: str | None) -> dict[str, Any] | None:
+    return {CALL_KEY: key} if key else None
+
+
 class _Refused(Exception):
     """A transport the server refused with an HTTP status after which ``auto`` tries the next one."""
 
-    def __init__(self, status: int | None, error: McpToolError) -> None:
-        super().__init__(str(error))
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
         self.status = status
-        self.error = error
 
 
 _CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.1.0")

@@ -1,8 +1,8 @@
 """How to reach an MCP server: a frozen, JSON-round-tripping description that never holds a secret.
 
 Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference. They are
-resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`, which the transport layer calls; a
-missing variable or credential fails fast with a :class:`ConfigError` naming it.
+resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`, which the client calls (the transport
+layer only receives the values); a missing variable or credential fails fast with a :class:`ConfigError` naming it.
 
     spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
     ServerSpec.from_json(spec.to_json()) == spec
@@ -43,7 +43,6 @@ CredentialLookup = Callable[[str], tuple[str, str]]
 """Maps a credential name to ``(username, password)``; KNIME nodes wrap ``ctx.get_credentials``."""
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_WHOLE_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +91,7 @@ class AuthRef:
                 f"Authentication {self.kind!r} needs exactly one secret source.",
                 hint="Choose a KNIME credential, or give an environment reference such as ${API_TOKEN}.",
             )
-        if self.secret is not None and not _WHOLE_ENV_REF.match(self.secret):
+        if self.secret is not None and not _ENV_REF.fullmatch(self.secret):
             raise ConfigError(
                 "A secret must be an environment reference such as ${API_TOKEN}, not a value.",
                 hint="Store the secret in an environment variable or a KNIME credential; settings are saved in clear.",
@@ -132,8 +131,8 @@ class ServerSpec:
     timeouts: Timeouts = DEFAULT_TIMEOUTS
 
     seal: str | None = field(default=None, repr=False)
-    """Proof that a person named this server in settings on this machine; set by :func:`knime_mcp.seal.seal`
-    only, and left out of comparisons."""
+    """Proof that a person named this server in settings on this machine; set by
+    :func:`knime_mcp.seal.seal_spec` only, and left out of comparisons."""
 
     def __post_init__(self) -> None:
         if not self.target.strip():

@@ -1,8 +1,8 @@
 """The bundled demo MCP server: a real server, shipped so that `knime-mcp tools` and the tests work offline.
 
-Layer: a standalone program on the SDK's `MCPServer`; nothing in the core imports it. Each tool shows one thing a
-client must handle: plain text, a wrapped scalar result, nested objects and arrays, an enum, an image, structured
-output, an error result, a slow call and a destructive annotation.
+Layer: a standalone program on the SDK's `MCPServer`; in the core only the CLI's `demo-server` command imports it.
+Each tool shows one thing a client must handle: plain text, a wrapped scalar result, nested objects and arrays, an
+enum, an image, structured output, an error result, a slow call and a destructive annotation.
 
     python -m knime_mcp.demo_server                                   # stdio
     python -m knime_mcp.demo_server --transport streamable-http       # prints the URL it listens on

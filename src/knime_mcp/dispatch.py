@@ -28,13 +28,14 @@ from knime_mcp.errors import (
     ToolTimeoutError,
 )
 from knime_mcp.policy import ToolPolicy
-from knime_mcp.pool import ClientPool
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
+
+    from knime_mcp.pool import ClientPool
 
 __all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
 
@@ -106,11 +107,14 @@ class CallRecord:
     status: CallStatus
     error: str | None
     duration_ms: float
-    result_size: int
     attempts: int = 1
 
+    @property
+    def arguments_json(self) -> str:
+        return json.dumps(self.arguments, ensure_ascii=False, default=str)
+
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "arguments": json.dumps(self.arguments, ensure_ascii=False, default=str)}
+        return {**self.__dict__, "arguments": self.arguments_json}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,11 +204,10 @@ class Dispatcher:
             tool=tool.name,
             kind="mcp" if isinstance(tool, MCPTool) else tool.kind,
             server=tool.server.display_name if isinstance(tool, MCPTool) else None,
-            arguments=redact(dict(arguments)),
+            arguments=redact(arguments),
             status=status,
             error=str(error) if error else (result.text if result is not None and result.is_error else None),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            result_size=len(result.to_json()) if result is not None else 0,
             attempts=max(attempts, 1),
         )
         return CallOutcome(result=result, record=record, error=error)

@@ -10,6 +10,7 @@
     │   ├── ServerAuthError      exit code 3 (401/403)
     │   ├── ServerBusyError      exit code 3 (429 or 5xx on a request; may carry Retry-After)
     │   └── SessionLostError     exit code 3 (an open session ended: the server restarted or crashed)
+    │       └── SessionExpiredError  (the server refused the session's id: the request never ran)
     └── ToolError                exit code 4 (the tool ran and failed, or never answered)
         ├── ToolTimeoutError
         ├── OutcomeUnknownError  (the session was lost during a call that is not safe to repeat)
@@ -43,6 +44,7 @@ __all__ = [
     "ServerAuthError",
     "ServerBusyError",
     "ServerConnectError",
+    "SessionExpiredError",
     "SessionLostError",
     "ToolCallError",
     "ToolError",
@@ -123,6 +125,11 @@ class ServerBusyError(ServerConnectError):
 
 class SessionLostError(ServerConnectError):
     """An open session ended under a call; the client reconnects once before giving up."""
+
+
+class SessionExpiredError(SessionLostError):
+    """The server refused a request because it no longer knows the session (it restarted, or let the session
+    expire); the request never ran, so the client may always send it again on a new session."""
 
 
 class ToolError(McpToolError):

@@ -17,6 +17,7 @@ from knime_mcp.schema import SchemaMode, shape_schemas
 from knime_mcp.sync import ProgressCallback
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ensure_unique, filter_tools, prefix_tools, sanitize_names
+from knime_mcp.urlguard import check_server
 
 __all__ = ["ToolListing", "list_server_tools", "shape_tools"]
 
@@ -57,11 +58,17 @@ async def list_server_tools(
     policy: ToolPolicy | None = None,
     credentials: CredentialLookup | None = None,
     progress: ProgressCallback | None = None,
+    untrusted_hint: str | None = None,
 ) -> ToolListing:
-    """Connect to one server, list all its tools (every page), and shape them for a table or a model."""
+    """Connect to one server, list all its tools (every page), and shape them for a table or a model.
+
+    ``untrusted_hint``: the spec came from data (e.g. a flow variable), so the SSRF guard checks it first and pins
+    the session to the checked address; the hint says how to trust it instead.
+    """
+    pin = await check_server(spec, hint=untrusted_hint) if untrusted_hint is not None else None
     if progress is not None:
         progress(0.1, f"Connecting to {spec.display_name}")
-    async with McpClient(spec, credentials=credentials) as client:
+    async with McpClient(spec, credentials=credentials, pin=pin) as client:
         if progress is not None:
             progress(0.5, "Listing tools")
         tools = await client.list_tools()

@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from types import TracebackType
-from typing import IO, Literal, Self
+from typing import IO, Generic, Literal, Self, TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
@@ -42,7 +43,7 @@ def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
     match spec.transport:
         case "auto" if not spec.is_url:
             return ("stdio",)
-        case "auto" if spec.target.split("?")[0].rstrip("/").endswith("/sse"):
+        case "auto" if urlsplit(spec.target).path.rstrip("/").endswith("/sse"):
             return ("sse",)
         case "auto":
             return ("streamable-http", "sse")
@@ -77,8 +78,8 @@ class HttpPool:
     """One connection pool for every HTTP session of a run, and one per proxy in use; whoever creates it closes it.
 
     A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
-    :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system settings
-    on Windows and macOS).
+    :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system proxy
+    on Windows and macOS; only ``NO_PROXY`` lists exceptions).
     """
 
     def __init__(self) -> None:
@@ -127,7 +128,7 @@ class Diagnostics:
     """
 
     def __init__(self) -> None:
-        self.stderr: IO[str] = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._stderr: IO[str] | None = None
         self.http_status: int | None = None
         self.malformed: str | None = None
         """The first message that was not valid JSON-RPC, shortened."""
@@ -160,14 +161,23 @@ class Diagnostics:
             "was sent: it does not follow MCP. Report this to the server's maintainers."
         )
 
+    def errlog(self) -> IO[str]:
+        """Where a stdio server's stderr goes; made on first use, as HTTP sessions have none."""
+        if self._stderr is None:
+            self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        return self._stderr
+
     def stderr_tail(self, lines: int = 8) -> str:
-        self.stderr.flush()
-        self.stderr.seek(0)
-        text = self.stderr.read()[-4000:]
+        if self._stderr is None:
+            return ""
+        self._stderr.flush()
+        self._stderr.seek(0)
+        text = self._stderr.read()[-4000:]
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def close(self) -> None:
-        self.stderr.close()
+        if self._stderr is not None:
+            self._stderr.close()
 
 
 CALL_KEY = "io.github.knime-mcp/call"
@@ -216,7 +226,7 @@ async def open_transport(
             if not command:
                 raise ConfigError("The stdio command line is empty.", server=spec.display_name)
             params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
-            async with stdio_client(params, errlog=diagnostics.stderr) as streams:
+            async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
                 yield _watch_ids(streams, diagnostics)
         case "streamable-http":
             async with (
@@ -239,7 +249,6 @@ _SSE_IDLE_SECONDS = 3600.0
 """How long an SSE stream may stay silent; long-running tools keep it idle between events."""
 
 
-
 def _watch_ids(streams: TransportStreams, diagnostics: Diagnostics) -> TransportStreams:
     """The streams, noting a response whose id matches no request sent: the SDK drops such a response quietly, and
     the request it was meant for would look merely slow."""
@@ -248,10 +257,13 @@ def _watch_ids(streams: TransportStreams, diagnostics: Diagnostics) -> Transport
     return _WatchedReads(read, pending, diagnostics), _WatchedWrites(write, pending)
 
 
-class _Delegating:
+_Stream = TypeVar("_Stream", ReadStream[SessionMessage | Exception], WriteStream[SessionMessage])
+
+
+class _Delegating(Generic[_Stream]):
     """Closing and the ``async with`` protocol, passed on to the wrapped stream."""
 
-    def __init__(self, stream: ReadStream[SessionMessage | Exception] | WriteStream[SessionMessage]) -> None:
+    def __init__(self, stream: _Stream) -> None:
         self._stream = stream
 
     async def aclose(self) -> None:
@@ -267,28 +279,27 @@ class _Delegating:
         return await self._stream.__aexit__(exc_type, exc, tb)
 
 
-class _WatchedReads(_Delegating):
+class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
     def __init__(
         self, stream: ReadStream[SessionMessage | Exception], pending: set[str], diagnostics: Diagnostics
     ) -> None:
         super().__init__(stream)
-        self._reads = stream
         self._pending = pending
         self._diagnostics = diagnostics
 
     @property
     def last_context(self) -> object:
         """The SDK reads the sender's context from the stream it is given, if the stream keeps one."""
-        return getattr(self._reads, "last_context", None)
+        return getattr(self._stream, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return self._note(await self._reads.receive())
+        return self._note(await self._stream.receive())
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        return self._note(await self._reads.__anext__())
+        return self._note(await self._stream.__anext__())
 
     def _note(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse | JSONRPCError):
@@ -300,13 +311,12 @@ class _WatchedReads(_Delegating):
         return item
 
 
-class _WatchedWrites(_Delegating):
+class _WatchedWrites(_Delegating[WriteStream[SessionMessage]]):
     def __init__(self, stream: WriteStream[SessionMessage], pending: set[str]) -> None:
         super().__init__(stream)
-        self._writes = stream
         self._pending = pending
 
     async def send(self, item: SessionMessage, /) -> None:
         if isinstance(item.message, JSONRPCRequest):
             self._pending.add(str(item.message.id))
-        await self._writes.send(item)
+        await self._stream.send(item)

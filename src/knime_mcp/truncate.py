@@ -1,7 +1,7 @@
 """The output cap: how much of a tool result's text reaches a model.
 
-A tool may return megabytes; a model's context holds far less, and paying for it helps nobody. The agent and the
-dispatcher cap the text they hand to a model with :func:`cap_text`; the full result stays in the output table or the
+A tool may return megabytes; a model's context holds far less, and paying for it helps nobody. The agent caps the
+text it hands to a model with :func:`cap_text`; the full result stays in the output table or the
 tool-call log, and the note appended to the cut text says so. Pure; nothing here knows about MCP.
 
     text, truncated = cap_text(result.text)            # at most 100,000 UTF-8 bytes, note included

@@ -30,7 +30,7 @@ class AuthOptions(knext.EnumParameterOptions):
     BASIC = ("Basic", "Send the credential's user name and password with HTTP basic authentication.")
 
 
-def _credential_names(ctx: knext.DialogCreationContext) -> list[str]:
+def credential_names(ctx: knext.DialogCreationContext) -> list[str]:
     return ctx.get_credential_names()
 
 
@@ -78,7 +78,7 @@ class AuthSettings:
         "Credential",
         "The credentials flow variable that holds the secret (password field) and, for basic, the user name.",
         "",
-        choices=_credential_names,
+        choices=credential_names,
     ).rule(knext.OneOf(kind, [AuthOptions.NONE.name]), knext.Effect.HIDE)
     header = knext.StringParameter("Header name", "The header for 'Custom header', e.g. X-API-Key.", "").rule(
         knext.OneOf(kind, [AuthOptions.HEADER.name]), knext.Effect.SHOW
@@ -165,14 +165,20 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
     )
 
 
-def address_variable(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:
-    """The flow variable whose value is the server address or the stdio environment, if any. KNIME hands a node
-    its settings with flow variables already applied, so an equal value is how a node can tell."""
+def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:
+    """For a server address (or stdio environment) set by an untrusted flow variable, which makes it data, the
+    hint on how to trust it; None for an address a person typed. KNIME hands a node its settings with flow
+    variables already applied, so an equal value is how a node can tell."""
+    if server.trust_flow_variable:
+        return None
     address = {text.strip() for text in (server.server, server.environment) if text.strip()}
-    return next(
-        (name for name, value in ctx.flow_variables.items() if isinstance(value, str) and value.strip() in address),
-        None,
-    )
+    for name, value in ctx.flow_variables.items():
+        if isinstance(value, str) and value.strip() in address:
+            return (
+                f"The address comes from flow variable {name!r}; if you trust it, switch on "
+                "'Trust a server address from a flow variable'."
+            )
+    return None
 
 
 def credential_lookup(ctx: knext.ConfigurationContext) -> CredentialLookup:

@@ -195,7 +195,8 @@ class AgentPrompter:
             mcp_tools = tools_from_frame(frame, mcp_column) if mcp_column else []
             _check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
             local, notes = workflow_tools(_cells(frame, workflow_column), ctx, caller)
-            api_key = resolve_api_key(model.config, credential_lookup(ctx))
+            credentials = credential_lookup(ctx)
+            api_key = resolve_api_key(model.config, credentials)
             run = run_sync(
                 run_agent,
                 build_chat_model(model.config, api_key),
@@ -204,7 +205,7 @@ class AgentPrompter:
                 system_message=self.system_message,
                 history=messages_from_arrow(history.to_pyarrow()) if history is not None else [],
                 config=config,
-                credentials=credential_lookup(ctx),
+                credentials=credentials,
                 secrets=[api_key],
                 cancelled=ctx.is_canceled,
                 progress=ctx.set_progress,

@@ -14,6 +14,7 @@ from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT, Chat
 from knime_mcp.errors import ConfigError
 from nodes import CATEGORY
 from nodes._errors import knime_errors
+from nodes._settings import credential_names
 
 CHAT_MODEL_PORT_ID = "io.github.knime_mcp.chat_model"
 """Fixed, so that saved workflows keep working when the classes move."""
@@ -57,10 +58,6 @@ chat_model_port_type = knext.port_type(
 )
 
 
-def _credential_names(ctx: knext.DialogCreationContext) -> list[str]:
-    return ctx.get_credential_names()
-
-
 @knext.node("Chat Model Connector", knext.NodeType.SOURCE, "icons/chat_model.png", category=CATEGORY)
 @knext.output_port("Chat model", "The configured chat model, for the Agent Prompter.", chat_model_port_type)
 class ChatModelConnector:
@@ -86,7 +83,7 @@ class ChatModelConnector:
         "API key credential",
         "The credentials flow variable whose password is the API key. Leave empty when the server needs no key.",
         "",
-        choices=_credential_names,
+        choices=credential_names,
     )
     set_temperature = knext.BoolParameter(
         "Set temperature", "Send a sampling temperature; some reasoning models accept only their default.", True

@@ -11,11 +11,11 @@ from nodes._settings import (
     DestructiveOptions,
     ServerSettings,
     TimeoutSettings,
-    address_variable,
     credential_lookup,
     destructive_parameter,
     server_spec,
     tool_policy,
+    untrusted_address_hint,
 )
 
 
@@ -45,21 +45,11 @@ class SelectionSettings:
 
 
 def _output_schema() -> knext.Schema:
-    columns = [
-        ("MCP Tool", knext.string()),
-        ("Name", knext.string()),
-        ("Title", knext.string()),
-        ("Description", knext.string()),
-        ("Input Schema", knext.string()),
-        ("Output Schema", knext.string()),
-        ("Read-only", knext.bool_()),
-        ("Destructive", knext.bool_()),
-        ("Idempotent", knext.bool_()),
-        ("Open-world", knext.bool_()),
-        ("Server", knext.string()),
-        ("Notes", knext.string()),
-    ]
-    return knext.Schema.from_columns([knext.Column(ktype, name) for name, ktype in columns])
+    from knime_mcp.arrow import BOOL_COLUMNS, COLUMNS
+
+    return knext.Schema.from_columns(
+        [knext.Column(knext.bool_() if name in BOOL_COLUMNS else knext.string(), name) for name in COLUMNS]
+    )
 
 
 @knext.node("MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY)
@@ -92,20 +82,11 @@ class MCPToolProvider:
         from knime_mcp.arrow import tools_to_frame
         from knime_mcp.provider import list_server_tools
         from knime_mcp.sync import run_sync
-        from knime_mcp.urlguard import check_server
 
         with knime_errors():
-            spec = server_spec(self.server, self.auth, self.timeouts)
-            variable = address_variable(ctx, self.server)
-            if variable is not None and not self.server.trust_flow_variable:
-                hint = (
-                    f"The address comes from flow variable {variable!r}; if you trust it, switch on "
-                    "'Trust a server address from a flow variable'."
-                )
-                run_sync(check_server, spec, hint=hint, cancelled=ctx.is_canceled)
             listing = run_sync(
                 list_server_tools,
-                spec,
+                server_spec(self.server, self.auth, self.timeouts),
                 include=self.selection.include,
                 exclude=self.selection.exclude,
                 prefix=self.selection.prefix,
@@ -114,6 +95,7 @@ class MCPToolProvider:
                 credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,
                 progress=ctx.set_progress,
+                untrusted_hint=untrusted_address_hint(ctx, self.server),
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
