@@ -1,6 +1,11 @@
-"""Test contexts for node tests: subclasses of ``knime.extension.testing``'s contexts, so they work on the headless
-host and with KNIME's own package alike. They add what a workflow provides: credentials flow variables, and a record
-of warnings and progress, and a cancel button."""
+"""Test contexts for node tests: subclasses of ``knime.extension.testing``'s contexts that add what a workflow
+provides (credentials flow variables, a cancel button) and record what the node reports (warnings, progress).
+
+On the headless stand-in the node gets such a context itself. On KNIME's real API the node gets KNIME's own
+context, built by the launcher around the Java-side double of ``tests/real_knime``, which asks this object what the
+node asks (credentials, flow variables, cancellation) and passes on what the node reports. So tests read
+``ctx.warnings``, ``ctx.progress`` and ``ctx.flow_variables`` afterwards on both hosts alike.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ class ExecuteContext(_Workflow, TestingExecutionContext):
 
     def set_progress(self, progress: float, message: str | None = None) -> None:
         super().set_progress(progress, message)
-        self.progress.append((progress, message))
+        self.progress.append((min(1.0, max(0.0, float(progress))), message))  # as KNIME takes it: within [0, 1]
 
     def is_canceled(self) -> bool:
         return bool(self._cancel_when and self._cancel_when())

@@ -18,9 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from pydantic import Field
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from knime_mcp.agent import FINAL_ANSWER_PROMPT, AgentConfig, AgentRun, run_agent
@@ -34,22 +32,10 @@ from knime_mcp.provider import list_server_tools
 from knime_mcp.results import ImagePart, TextPart, ToolResult
 from knime_mcp.sync import CallerThread, run_sync
 from knime_mcp.tool import MCPTool
+from scripted_model import ScriptedChatModel, calls, scripted
 from workflow_tools import ExecutesWorkflowTools, StandInWorkflowTool
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """Replays scripted AIMessages; records the messages and the bound tools of every call."""
-
-    requests: list[tuple[list[BaseMessage], list[dict[str, Any]] | None]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self.bind(tools=list(tools), **kwargs)
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-        self.requests.append((list(messages), kwargs.get("tools")))
-        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 class FailingChatModel(ScriptedChatModel):
@@ -60,14 +46,6 @@ class FailingChatModel(ScriptedChatModel):
 
 
 API_KEY = "sk-canary-3f9d1c"
-
-
-def scripted(*replies: AIMessage) -> ScriptedChatModel:
-    return ScriptedChatModel(messages=iter(replies))
-
-
-def calls(*items: tuple[str, str, dict[str, Any]]) -> AIMessage:
-    return AIMessage("", tool_calls=[{"id": i, "name": n, "args": a, "type": "tool_call"} for i, n, a in items])
 
 
 def run(model: ScriptedChatModel, tools: Sequence[MCPTool | LocalTool], prompt: str = "Go.", **kwargs: Any) -> AgentRun:

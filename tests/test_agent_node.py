@@ -1,12 +1,13 @@
-"""The Chat Model Connector and Agent Prompter nodes, run as KNIME runs them on the headless host (Given/When/Then).
+"""The Chat Model Connector and Agent Prompter nodes, run as KNIME runs them (Given/When/Then), on both hosts.
 
 The model is a scripted OpenAI-compatible endpoint on 127.0.0.1 reached through langchain-openai; the MCP servers are
 the real demo server over Streamable HTTP and stdio, listed by the real MCP Tool Provider node.
 
-Workflow tools: the host cannot carry ``knime.types.tool.WorkflowTool`` cells (that column type exists only inside
-KNIME 5.5+), so the test that uses them swaps the node's cell reader for one returning stand-ins with WorkflowTool's
-documented fields, and executes with a context whose ``_execute_tool`` records each call and answers in KNIME 5.5's
-or 5.6's shape. It shows our side of the call (shape, thread, results, log), not KNIME's execution of the workflow.
+Workflow tools (``workflow_tools``): on KNIME's real API the tools table holds KNIME's own WorkflowTool cells and
+KNIME's launcher hands each call to the context's ``_execute_tool``; the headless stand-in has no such column type,
+so there the node's cell reader is swapped for one returning stand-ins with WorkflowTool's documented fields. The
+context records each call and answers in KNIME 5.5's or 5.6's shape: the tests show our side of the call (shape,
+thread, results, log), not KNIME's execution of the workflow.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from knime.extension.parameter import extract_parameters
 
 import knext_bootstrap
-import nodes.agent
+import node_host
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
 from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS
 from knime_mcp.errors import ChatModelError
@@ -30,12 +31,9 @@ from node_contexts import ConfigureContext, ExecuteContext
 from nodes.agent import AgentPrompter
 from nodes.chat_model import ChatModelConnector, ChatModelSpec
 from nodes.provider import MCPToolProvider
-from workflow_tools import ExecutesWorkflowTools, StandInWorkflowTool
+from workflow_tools import ExecutesWorkflowTools, workflow_tool, workflow_tools_table
 
-if not knext_bootstrap.USING_HOST:
-    pytest.skip("node tests drive nodes through the headless host's runner", allow_module_level=True)
-
-import knext_host_tools  # noqa: E402
+pytestmark = pytest.mark.knime_node
 
 API_KEY = "sk-node-canary-5b2e"
 CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
@@ -56,9 +54,9 @@ def _tools_table(
         node.selection.prefix = prefix
         for name, value in auth.items():
             setattr(node.auth, name, value)
-        (table,) = knext_host_tools.execute_node(node, ExecuteContext(credentials))
+        (table,) = node_host.execute_node(node, ExecuteContext(credentials))
         frames.append(table.to_pandas().reset_index(drop=True))
-    return knext_host_tools.source_table(pd.concat(frames, ignore_index=True))
+    return node_host.source_table(pd.concat(frames, ignore_index=True))
 
 
 def _model_port(base_url: str, credential: str = "llm", credentials: dict[str, tuple[str, str]] | None = None) -> Any:
@@ -66,7 +64,7 @@ def _model_port(base_url: str, credential: str = "llm", credentials: dict[str, t
     connector.base_url = base_url
     connector.model = "fake-gpt"
     connector.credential = credential
-    (port,) = knext_host_tools.execute_node(connector, ExecuteContext(credentials or {"llm": ("", API_KEY)}))
+    (port,) = node_host.execute_node(connector, ExecuteContext(credentials or {"llm": ("", API_KEY)}))
     return port
 
 
@@ -79,7 +77,7 @@ def _agent(prompt: str, **settings: Any) -> Any:
 
 
 def _run(node: Any, ctx: ExecuteContext, model: Any, tools: Any, history: Any = None) -> tuple[pd.DataFrame, ...]:
-    conversation, log = knext_host_tools.execute_node(node, ctx, model, tools, history)
+    conversation, log, _ = node_host.execute_node(node, ctx, model, tools, history, [])
     return conversation.to_pandas(), log.to_pandas()
 
 
@@ -105,14 +103,14 @@ def test_a_credential_that_is_not_connected_is_an_invalid_setting_of_the_connect
     connector = ChatModelConnector()
     connector.credential = "absent"
     with pytest.raises(knext.InvalidParametersError, match="'absent' is not available"):
-        knext_host_tools.configure_node(connector, ConfigureContext())
+        node_host.configure_node(connector, ConfigureContext())
 
 
 def test_a_base_url_that_is_not_a_url_is_an_invalid_setting() -> None:
     connector = ChatModelConnector()
     connector.base_url = "localhost:11434"
     with pytest.raises(knext.InvalidParametersError, match="not an http"):
-        knext_host_tools.configure_node(connector, ConfigureContext())
+        node_host.configure_node(connector, ConfigureContext())
 
 
 # -- Agent Prompter: configure --------------------------------------------------------------------------------------
@@ -120,13 +118,13 @@ def test_a_base_url_that_is_not_a_url_is_an_invalid_setting() -> None:
 
 def test_configure_gives_the_conversation_and_log_specs_without_connecting(demo_tools_table: Any) -> None:
     model_spec = _model_port("http://nonexistent.invalid/v1").spec
-    conversation, log = knext_host_tools.configure_node(
-        _agent("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None
+    conversation, log, _ = node_host.configure_node(
+        _agent("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
     assert conversation.column_names == CONVERSATION and log.column_names == LOG
     assert log["Turn"].ktype == knext.int64() and log["Duration (ms)"].ktype == knext.double()
-    (with_errors, _) = knext_host_tools.configure_node(
-        _agent("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None
+    (with_errors, _, _) = node_host.configure_node(
+        _agent("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
     assert with_errors.column_names == [*CONVERSATION, "Error"]
 
@@ -135,13 +133,13 @@ def test_a_tools_table_without_tool_columns_is_an_invalid_setting() -> None:
     schema = knext.Schema.from_columns([knext.Column(knext.string(), "Name")])
     model_spec = _model_port("http://127.0.0.1:1/v1").spec
     with pytest.raises(knext.InvalidParametersError, match="no MCP tool column and no workflow tool column"):
-        knext_host_tools.configure_node(_agent("Hi"), ConfigureContext(), model_spec, schema, None)
+        node_host.configure_node(_agent("Hi"), ConfigureContext(), model_spec, schema, None, [])
 
 
 def test_an_empty_user_message_is_an_invalid_setting(demo_tools_table: Any) -> None:
     model_spec = _model_port("http://127.0.0.1:1/v1").spec
     with pytest.raises(knext.InvalidParametersError, match="user message is empty"):
-        knext_host_tools.configure_node(_agent(""), ConfigureContext(), model_spec, demo_tools_table.schema, None)
+        node_host.configure_node(_agent(""), ConfigureContext(), model_spec, demo_tools_table.schema, None, [])
 
 
 # -- Agent Prompter: execute ----------------------------------------------------------------------------------------
@@ -155,19 +153,18 @@ class WorkflowToolContext(ExecutesWorkflowTools, ExecuteContext):
         self._setup_tools(version)
 
 
-SAMPLER = StandInWorkflowTool("Row Sampler", "Samples rows.", {"rows": {"type": "integer"}})
+SAMPLER = workflow_tool("Row Sampler", "Samples rows.", {"rows": {"type": "integer"}})
+# KNIME 5.5's two-part answer of _execute_tool can only be shown on the stand-in: the real launcher's sources are 5.12.
+VERSIONS = ["5.6"] if knext_bootstrap.REAL_KNIME else ["5.5", "5.6"]
 
 
-@pytest.mark.parametrize("version", ["5.5", "5.6"])
+@pytest.mark.parametrize("version", VERSIONS)
 def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from_a_failing_tool(
     version: str, demo_http_url: str, demo_stdio_command: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the tools of the demo server over HTTP and over stdio, and a workflow tool column
     tools = _tools_table((demo_http_url, "web", {}), (shlex.join(demo_stdio_command), "local", {}))
-    frame = tools.to_pandas()
-    frame["Workflow Tool"] = "Row Sampler"
-    tools = knext_host_tools.source_table(frame.reset_index(drop=True))
-    monkeypatch.setattr(nodes.agent, "_cells", lambda frame, column: [SAMPLER] if column == "Workflow Tool" else [])
+    tools = workflow_tools_table([SAMPLER], monkeypatch, tools)
     script = [
         tool_calls(
             ("c1", "web_add", {"a": 2, "b": 3}),
@@ -201,7 +198,7 @@ def test_the_conversation_output_fed_back_as_history_continues_the_conversation(
     with FakeOpenAIEndpoint([tool_calls(("c1", "add", {"a": 2, "b": 3})), answer("5"), answer("10")]) as endpoint:
         model = _model_port(endpoint.base_url)
         first, _ = _run(_agent("2 + 3?"), ExecuteContext({"llm": ("", API_KEY)}), model, demo_tools_table)
-        history = knext_host_tools.source_table(first.reset_index(drop=True))
+        history = node_host.source_table(first.reset_index(drop=True))
         ctx = ExecuteContext({"llm": ("", API_KEY)})
         second, log = _run(_agent("Doubled?"), ctx, model, demo_tools_table, history)
 
@@ -274,7 +271,7 @@ def test_cancel_stops_a_run_that_waits_for_a_slow_tool(demo_tools_table: Any) ->
 
     with FakeOpenAIEndpoint([tool_calls(("c1", "sleep", {"seconds": 600}))]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)}, cancel_when=lambda: len(endpoint.requests) >= 1)
-        with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
+        with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
             _run(_agent("Wait."), ctx, _model_port(endpoint.base_url), demo_tools_table)
 
 
@@ -315,7 +312,7 @@ def _edited(tools: Any, **server_changes: Any) -> Any:
         return json.dumps(tool)
 
     frame["MCP Tool"] = frame["MCP Tool"].map(edit)
-    return knext_host_tools.source_table(frame)
+    return node_host.source_table(frame)
 
 
 @pytest.mark.parametrize("trust_all_servers", [False, True])
@@ -335,3 +332,17 @@ def test_a_tools_table_edited_after_the_provider_is_data_and_its_loopback_server
         assert list(log["Status"]) == ["failed"]
         assert "127.0.0.1, a loopback address" in log["Error"].iloc[0]
         assert "trust every server in the tools table" in log["Error"].iloc[0]
+
+
+def test_tools_and_conversation_tables_without_rows_or_batches_run_the_model_without_tools() -> None:
+    # Given a tools table and a conversation table without rows, which KNIME may hand over without any batch
+    tools = node_host.source_table(pd.DataFrame({"MCP Tool": pd.Series([], dtype=str)}))
+    history = node_host.source_table(pd.DataFrame({column: pd.Series([], dtype=str) for column in CONVERSATION}))
+    # When the agent runs
+    with FakeOpenAIEndpoint([answer("Hello.")]) as endpoint:
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        conversation, log = _run(_agent("Hi"), ctx, _model_port(endpoint.base_url), tools, history)
+    # Then the model answers with no tool and no history, and the outputs have their columns
+    assert [m["role"] for m in endpoint.requests[0]["messages"]] == ["system", "user"]
+    assert list(conversation.columns) == CONVERSATION and list(conversation["Content"]) == ["Hi", "Hello."]
+    assert list(log.columns) == LOG and log.empty

@@ -250,6 +250,21 @@ def test_an_unreachable_server_fails_the_run_even_in_error_column_mode(demo: dic
         _run(tool, [pa.record_batch({"text": ["hi"]})], on_error="column")
 
 
+def test_a_table_without_rows_gives_an_empty_result_batch_and_never_contacts_the_server(
+    demo: dict[str, MCPTool],
+) -> None:
+    # Given a tool whose server is gone (a row would fail to connect: see the test above)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    tool = demo["echo"].with_changes(server=seal_spec(ServerSpec(target=f"http://127.0.0.1:{port}/mcp")))
+    # When a table without rows is called, as the node hands it over: one empty batch
+    out, written = _run(tool, [pa.record_batch({"text": pa.array([], pa.string())})])
+    # Then the result is one empty batch with the result columns, and nothing tried to connect
+    assert len(written) == 1 and out.num_rows == 0
+    assert out.column_names == ["text", *RESULTS]
+
+
 def test_a_busy_servers_503_is_that_rows_error_and_the_run_goes_on(fake_misbehaving_url: str) -> None:
     url = fault_url(fake_misbehaving_url, "status", code=503, times=1, key="caller-busy", on="tools/call")
     tool = _tools(ServerSpec(target=url))["echo"]

@@ -7,19 +7,17 @@ import time
 
 import knime.extension as knext
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-import knext_bootstrap
+import node_host
 from knime_mcp.arrow import tools_to_frame
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import CancelledByUser, ToolCallError
 from knime_mcp.sync import SyncMcpClient
 from node_contexts import ConfigureContext, ExecuteContext
 
-if not knext_bootstrap.USING_HOST:
-    pytest.skip("node tests drive nodes through the headless host's runner", allow_module_level=True)
-
-import knext_host_tools  # noqa: E402
+pytestmark = pytest.mark.knime_node
 
 RESULTS = ["Result", "Structured result", "Image", "Is error", "Error", "Duration (ms)"]
 
@@ -56,25 +54,27 @@ def test_configure_appends_the_result_columns_to_the_input_spec(demo_tools: knex
     # Given an input with a text column, and a provider's tools table
     data = knext.Schema.from_columns([knext.Column(knext.string(), "text")])
     # When the caller is configured
-    (spec,) = knext_host_tools.configure_node(_caller(tool__name="echo"), ConfigureContext(), data, demo_tools.schema)
+    (spec,) = node_host.configure_node(_caller(tool__name="echo"), ConfigureContext(), data, demo_tools.schema)
     # Then the output is the input plus the typed result columns
     assert spec.column_names == ["text", *RESULTS]
+    import PIL.Image
+
     assert [spec[name].ktype for name in RESULTS] == [
-        knext.string(), knext.string(), knext.blob(), knext.bool_(), knext.string(), knext.double()
+        knext.string(), knext.string(), knext.logical(PIL.Image.Image), knext.bool_(), knext.string(), knext.double()
     ]  # fmt: skip
 
 
 def test_configure_without_a_tools_table_is_an_invalid_setting() -> None:
     data = knext.Schema.from_columns([knext.Column(knext.string(), "text")])
     with pytest.raises(knext.InvalidParametersError, match="no 'MCP Tool' column"):
-        knext_host_tools.configure_node(_caller(), ConfigureContext(), data, data)
+        node_host.configure_node(_caller(), ConfigureContext(), data, data)
 
 
 def test_configure_rejects_a_mapping_that_is_not_json(demo_tools: knext.Table) -> None:
     data = knext.Schema.from_columns([knext.Column(knext.string(), "text")])
     node = _caller(tool__name="echo", tool__mapping='{"text": ')
     with pytest.raises(knext.InvalidParametersError, match="not valid JSON"):
-        knext_host_tools.configure_node(node, ConfigureContext(), data, demo_tools.schema)
+        node_host.configure_node(node, ConfigureContext(), data, demo_tools.schema)
 
 
 def test_execute_calls_the_tool_for_1000_rows_in_order_and_keeps_the_rowids(demo_tools: knext.Table) -> None:
@@ -83,7 +83,7 @@ def test_execute_calls_the_tool_for_1000_rows_in_order_and_keeps_the_rowids(demo
     node = _caller(tool__name="echo", calls__concurrency=8)
     ctx = ExecuteContext()
     # When the node executes
-    (table,) = knext_host_tools.execute_node(node, ctx, _data(pd.DataFrame({"text": texts}), 100), demo_tools)
+    (table,) = node_host.execute_node(node, ctx, _data(pd.DataFrame({"text": texts}), 100), demo_tools)
     # Then every row got its own result, in order, under its own RowID, and progress reached the end
     frame = table.to_pandas()
     assert list(frame.columns) == ["text", *RESULTS]
@@ -96,7 +96,7 @@ def test_execute_calls_the_tool_for_1000_rows_in_order_and_keeps_the_rowids(demo
 def test_a_mapping_feeds_parameters_from_differently_named_columns(demo_tools: knext.Table) -> None:
     node = _caller(tool__name="add", tool__mapping='{"a": "{x}", "b": "{y}"}')
     data = knext.Table.from_pandas(pd.DataFrame({"x": [1, 2], "y": [10.0, 20.0]}))
-    (table,) = knext_host_tools.execute_node(node, ExecuteContext(), data, demo_tools)
+    (table,) = node_host.execute_node(node, ExecuteContext(), data, demo_tools)
     assert table.to_pandas()["Result"].tolist() == ["11", "22"]
 
 
@@ -106,7 +106,7 @@ def test_error_column_mode_records_failed_rows_and_warns(demo_tools: knext.Table
     ctx = ExecuteContext()
     data = knext.Table.from_pandas(pd.DataFrame({"message": ["first", "second"]}))
     # When the node executes
-    (table,) = knext_host_tools.execute_node(node, ctx, data, demo_tools)
+    (table,) = node_host.execute_node(node, ctx, data, demo_tools)
     # Then both rows carry their error, and the node warns about them
     frame = table.to_pandas()
     assert frame["Is error"].tolist() == [True, True]
@@ -118,19 +118,69 @@ def test_fail_mode_fails_the_node_at_the_first_failed_row(demo_tools: knext.Tabl
     node = _caller(tool__name="fail")
     data = knext.Table.from_pandas(pd.DataFrame({"message": ["boom"]}))
     with pytest.raises(ToolCallError, match="^Row 1 \\(RowID Row0\\): tool 'fail' reported an error"):
-        knext_host_tools.execute_node(node, ExecuteContext(), data, demo_tools)
+        node_host.execute_node(node, ExecuteContext(), data, demo_tools)
 
 
 def test_an_unknown_tool_name_is_an_invalid_setting_that_lists_the_tools(demo_tools: knext.Table) -> None:
     data = knext.Table.from_pandas(pd.DataFrame({"text": ["hi"]}))
     with pytest.raises(knext.InvalidParametersError, match="no tool 'ech'.*'echo'"):
-        knext_host_tools.execute_node(_caller(tool__name="ech"), ExecuteContext(), data, demo_tools)
+        node_host.execute_node(_caller(tool__name="ech"), ExecuteContext(), data, demo_tools)
 
 
-def test_an_empty_input_gives_an_empty_output_with_the_result_columns(demo_tools: knext.Table) -> None:
-    data = knext.Table.from_pandas(pd.DataFrame({"text": pd.Series([], dtype=str)}))
-    (table,) = knext_host_tools.execute_node(_caller(tool__name="echo"), ExecuteContext(), data, demo_tools)
-    assert table.num_rows == 0 and table.column_names == ["text", *RESULTS]
+def _columns(schema: knext.Schema) -> list[tuple[str, knext.KnimeType]]:
+    """What KNIME compares between the spec of ``configure`` and the table of ``execute``: names and types."""
+    return [(column.name, column.ktype) for column in schema]
+
+
+def test_an_input_without_rows_gives_an_empty_output_with_the_columns_configure_announced(
+    demo_tools: knext.Table,
+) -> None:
+    # Given an input table without rows, which KNIME hands over without a single batch
+    data = node_host.source_table(pa.table({"values": pa.array([], pa.list_(pa.float64()))}))
+    node = _caller(tool__name="render_chart")
+    # When the caller is configured and executes
+    (spec,) = node_host.configure_node(node, ConfigureContext(), data.schema, demo_tools.schema)
+    (table,) = node_host.execute_node(node, ExecuteContext(), data, demo_tools)
+    # Then the output has no rows (in one empty batch) and the columns configure announced, images as PNG cells
+    assert data.num_batches == 0 and (table.num_rows, table.num_batches) == (0, 1)
+    assert table.column_names == ["values", *RESULTS] and _columns(table.schema) == _columns(spec)
+    assert str(table.schema["Image"].ktype) == "PNG Image"
+
+
+def test_the_image_column_holds_png_image_cells_missing_where_a_row_failed(demo_tools: knext.Table) -> None:
+    import PIL.Image
+
+    # Given charts to render in three batches, the second with a negative height (an invalid argument), the third
+    # with invalid ones only
+    values = [[1.0, 2.0], [3.0, 1.0], [-1.0], [2.0], [-1.0], [-2.0]]
+    data = node_host.source_table(_data(pd.DataFrame({"values": values}), 2))
+    node = _caller(tool__name="render_chart", calls__on_error="COLUMN")
+    # When the caller is configured and executes
+    (spec,) = node_host.configure_node(node, ConfigureContext(), data.schema, demo_tools.schema)
+    (table,) = node_host.execute_node(node, ExecuteContext(), data, demo_tools)
+    # Then every batch was written with the columns configure announced, the images as KNIME's PNG image cells
+    assert data.num_batches == table.num_batches == 3
+    assert _columns(table.schema) == _columns(spec) and str(table.schema["Image"].ktype) == "PNG Image"
+    # And each chart reads back as a PIL image as wide as its bars and as high as the demo's charts, missing (with
+    # the row's error) where the call failed
+    frame = table.to_pandas()
+    sizes = [image.size if isinstance(image, PIL.Image.Image) else image for image in frame["Image"]]
+    assert sizes == [(18, 48), (18, 48), None, (10, 48), None, None]
+    assert frame["Error"].isna().tolist() == [True, True, False, True, False, False]
+
+
+def test_tools_whose_credential_is_not_connected_fail_the_node_naming_it(auth_server_url: str, auth_token: str) -> None:
+    from nodes.provider import MCPToolProvider
+
+    # Given the tools of a server that needs a bearer token, listed with the credential holding it
+    provider = MCPToolProvider()
+    provider.server.server = auth_server_url
+    provider.auth.kind, provider.auth.credential = "BEARER", "mcp-token"
+    (tools,) = node_host.execute_node(provider, ExecuteContext({"mcp-token": ("", auth_token)}))
+    data = node_host.source_table(pd.DataFrame({"text": ["hi"]}))
+    # When the caller runs in a workflow without that credential, Then it fails as a setting, naming the credential
+    with pytest.raises(knext.InvalidParametersError, match="Credential 'mcp-token' is not available"):
+        node_host.execute_node(_caller(tool__name="echo"), ExecuteContext(), data, tools)
 
 
 def test_cancel_stops_the_calls_in_flight(demo_stdio_command: list[str]) -> None:
@@ -140,5 +190,5 @@ def test_cancel_stops_the_calls_in_flight(demo_stdio_command: list[str]) -> None
     started = time.monotonic()
     ctx = ExecuteContext(cancel_when=lambda: time.monotonic() - started > 2.0)
     # When the user cancels, Then the node stops instead of waiting for the calls
-    with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
-        knext_host_tools.execute_node(_caller(tool__name="sleep", calls__concurrency=4), ctx, data, tools)
+    with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
+        node_host.execute_node(_caller(tool__name="sleep", calls__concurrency=4), ctx, data, tools)

@@ -106,3 +106,19 @@ def test_a_tool_message_without_its_call_id_is_refused() -> None:
 def test_tool_calls_that_are_not_json_name_the_column_and_row() -> None:
     with pytest.raises(ConfigError, match="'Tool Calls' of row 1 .* not valid JSON"):
         messages_from_rows([{"Role": "assistant", "Content": "", "Tool Calls": "[{"}])
+
+
+@pytest.mark.knime_node
+def test_the_conversation_table_keeps_images_as_text_which_knime_takes_as_it_is() -> None:
+    import knime.extension as knext
+
+    import node_host
+
+    # Given a conversation whose user message holds an image
+    conversation = Conversation()
+    conversation.append(MESSAGES[3])
+    # When KNIME takes the table and hands it to the next node
+    handed_on = node_host.source_table(knext.Table.from_pyarrow(conversation_table(conversation)))
+    # Then every column is text, and the image is still its data URL
+    assert {str(column.ktype) for column in handed_on.schema} == {"String"}
+    assert json.loads(handed_on.to_pandas()["Images"].iloc[0]) == [PNG_URL]

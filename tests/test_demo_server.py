@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import struct
 import subprocess
 import sys
+import sysconfig
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -285,3 +287,34 @@ def test_demo_stdio_server_exits_with_code_0_on_sigterm_while_its_stdin_is_open(
         process.wait()
         process.stdin.close()
         process.stdout.close()
+
+
+def test_the_demo_server_starts_as_knime_starts_it_with_only_the_extensions_src_folder_on_the_path(
+    tmp_path: Path,
+) -> None:
+    # Given KNIME's Python: the dependencies are installed, knime-mcp is not, and only src/ is on the path (KNIME puts
+    # the extension module's folder there). A venv whose .pth file adds this environment's packages, without running
+    # their .pth files (one of which is the editable install of knime_mcp).
+    knime_env = tmp_path / "knime-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(knime_env)], check=True, timeout=60)
+    candidates = (knime_env / "bin" / "python", knime_env / "Scripts" / "python.exe")
+    python = next(path for path in candidates if path.is_file())
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([python, "-c", purelib], capture_output=True, text=True, check=True).stdout.strip())
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    elsewhere = tmp_path / "workflow"
+    elsewhere.mkdir()
+    bare = subprocess.run([python, "-c", "import knime_mcp"], capture_output=True, text=True, cwd=elsewhere)
+    assert "No module named 'knime_mcp'" in bare.stderr
+    # When the MCP Tool Provider's server "demo" is listed there, from another folder
+    provider = (
+        "from knime_mcp.config import demo_server_spec\n"
+        "from knime_mcp.sync import SyncMcpClient\n"
+        "with SyncMcpClient(demo_server_spec()) as client:\n"
+        "    print(sorted(tool.name for tool in client.list_tools()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src")}
+    done = subprocess.run([python, "-c", provider], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    # Then the demo server starts with that Python and lists its tools over stdio
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(sorted(DEMO_TOOLS))

@@ -11,6 +11,8 @@ import tomllib
 from pathlib import Path
 
 import yaml
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +28,52 @@ def test_runtime_dependencies_agree_between_pyproject_and_pixi() -> None:
     pixi = tomllib.loads((ROOT / "pixi.toml").read_text())
     declared = dict(_requirement_name(spec) for spec in pyproject["project"]["dependencies"])
     assert {name.lower(): spec.replace(" ", "") for name, spec in pixi["pypi-dependencies"].items()} == declared
+
+
+def _knime_pins() -> dict[str, str]:
+    lines = (ROOT / "tests" / "knime-5.5-pins.txt").read_text().splitlines()
+    pins = [line.split("#")[0].strip() for line in lines]
+    return dict(_requirement_name(pin) for pin in pins if pin)
+
+
+def test_the_dependency_ranges_admit_knime_5_5s_pins_and_exclude_pandas_3() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pixi = tomllib.loads((ROOT / "pixi.toml").read_text())
+    project = pyproject["project"]
+    ranges = {
+        "pyproject.toml dependencies": dict(map(_requirement_name, project["dependencies"])),
+        "pyproject.toml test extra": dict(map(_requirement_name, project["optional-dependencies"]["test"])),
+        "pixi.toml pypi-dependencies": {name.lower(): spec for name, spec in pixi["pypi-dependencies"].items()},
+    }
+    pins = _knime_pins()
+    assert {"pandas", "numpy", "pyarrow"} <= ranges["pyproject.toml dependencies"].keys()
+    for where, declared in ranges.items():
+        for name, pin in pins.items():
+            if name in declared:
+                assert Version(pin.removeprefix("==")) in SpecifierSet(declared[name]), f"{where}: {name}{pin}"
+        assert Version("3.0.0") not in SpecifierSet(declared.get("pandas", "<3")), where
+    assert set(pins) <= ranges["pyproject.toml dependencies"].keys() | ranges["pyproject.toml test extra"].keys()
+
+
+NODE_IDS = {
+    "MCPToolProvider": "MCP Tool Provider",
+    "MCPToolCaller": "MCP Tool Caller",
+    "ChatModelConnector": "Chat Model Connector",
+    "AgentPrompter": "Agent Prompter",
+}
+"""Node id to node name. Saved workflows find their nodes by id: an id must never change, whatever the class is
+called (without ``id=``, KNIME takes the class name)."""
+
+
+def test_every_node_declares_its_id_explicitly_and_the_ids_never_change() -> None:
+    declared = {}
+    for path in (ROOT / "src" / "nodes").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "knext.node":
+                ids = [k.value for k in node.keywords if k.arg == "id" and isinstance(k.value, ast.Constant)]
+                assert ids, f"a node in {path.name} has no literal id=..."
+                declared[ids[0].value] = node.args[0].value  # type: ignore[attr-defined]
+    assert declared == NODE_IDS
 
 
 def test_knime_yml_names_an_existing_module_pixi_manifest_and_licence() -> None:
@@ -74,7 +122,7 @@ def test_public_api_is_the_sorted_all_and_every_name_resolves() -> None:
 
 
 def test_importing_the_package_loads_no_heavy_libraries() -> None:
-    heavy = ("pyarrow", "pandas", "jsonschema", "langchain_core")
+    heavy = ("pyarrow", "pandas", "jsonschema", "langchain_core", "PIL")
     code = f"import sys, knime_mcp; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]"

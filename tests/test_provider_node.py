@@ -8,17 +8,14 @@ import shlex
 import knime.extension as knext
 import pytest
 
-import knext_bootstrap
+import node_host
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
 from knime_mcp.errors import ServerConnectError
 from knime_mcp.seal import is_sealed_here
 from node_contexts import ConfigureContext, ExecuteContext
 
-if not knext_bootstrap.USING_HOST:
-    pytest.skip("node tests drive nodes through the headless host's runner", allow_module_level=True)
-
-import knext_host_tools  # noqa: E402
+pytestmark = pytest.mark.knime_node
 
 COLUMNS = [
     "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
@@ -41,7 +38,7 @@ def test_configure_returns_the_table_spec_without_connecting() -> None:
     # Given a provider pointing at a server that does not exist
     node = _provider("http://nonexistent.invalid/mcp")
     # When it is configured
-    (schema,) = knext_host_tools.configure_node(node, ConfigureContext())
+    (schema,) = node_host.configure_node(node, ConfigureContext())
     # Then the spec is there, and no connection was attempted (it would have failed)
     assert schema.column_names == COLUMNS
     assert schema["Read-only"].ktype == knext.bool_()
@@ -49,7 +46,7 @@ def test_configure_returns_the_table_spec_without_connecting() -> None:
 
 def test_configure_without_a_server_is_an_invalid_setting() -> None:
     with pytest.raises(knext.InvalidParametersError, match="No MCP server given"):
-        knext_host_tools.configure_node(_provider(""), ConfigureContext())
+        node_host.configure_node(_provider(""), ConfigureContext())
 
 
 def test_execute_lists_the_demo_servers_tools_as_a_table(demo_http_url: str) -> None:
@@ -57,7 +54,7 @@ def test_execute_lists_the_demo_servers_tools_as_a_table(demo_http_url: str) -> 
     node = _provider(demo_http_url, selection__prefix="demo")
     ctx = ExecuteContext()
     # When it executes
-    (table,) = knext_host_tools.execute_node(node, ctx)
+    (table,) = node_host.execute_node(node, ctx)
     frame = table.to_pandas()
     # Then every tool is a row whose MCP Tool cell reconnects to the same server
     assert list(frame.columns) == COLUMNS
@@ -76,7 +73,7 @@ def test_a_local_server_url_set_by_a_flow_variable_is_refused_naming_the_variabl
     ctx.flow_variables["mcp_url"] = demo_http_url
     # When it executes, Then the loopback address is refused with the variable named and the way out
     with pytest.raises(knext.InvalidParametersError) as refused:
-        knext_host_tools.execute_node(_provider(demo_http_url), ctx)
+        node_host.execute_node(_provider(demo_http_url), ctx)
     assert "points to 127.0.0.1, a loopback address" in str(refused.value)
     assert "flow variable 'mcp_url'" in str(refused.value)
     assert "Trust a server address from a flow variable" in str(refused.value)
@@ -89,28 +86,28 @@ def test_a_stdio_environment_set_by_a_flow_variable_keeps_the_command_from_runni
     ctx.flow_variables["env"] = "NODE_OPTIONS=--require /tmp/x.js"
     node = _provider(shlex.join(demo_stdio_command), server__environment="NODE_OPTIONS=--require /tmp/x.js")
     with pytest.raises(knext.InvalidParametersError, match="command line taken from data was refused"):
-        knext_host_tools.execute_node(node, ctx)
+        node_host.execute_node(node, ctx)
 
 
 def test_a_trusted_flow_variable_address_is_listed_and_sealed(demo_http_url: str) -> None:
     ctx = ExecuteContext()
     ctx.flow_variables["mcp_url"] = demo_http_url
     node = _provider(demo_http_url, server__trust_flow_variable=True)
-    (table,) = knext_host_tools.execute_node(node, ctx)
+    (table,) = node_host.execute_node(node, ctx)
     assert all(is_sealed_here(tool.server) for tool in tools_from_frame(table.to_pandas()))
 
 
 def test_a_flow_variable_with_another_value_does_not_make_the_address_data(demo_http_url: str) -> None:
     ctx = ExecuteContext()
     ctx.flow_variables.update({"other_url": demo_http_url + "/other", "count": 3})
-    (table,) = knext_host_tools.execute_node(_provider(demo_http_url), ctx)
+    (table,) = node_host.execute_node(_provider(demo_http_url), ctx)
     assert len(table.to_pandas()) > 0
 
 
 def test_simple_schema_mode_notes_left_out_tools_in_a_warning(demo_http_url: str) -> None:
     node = _provider(demo_http_url, selection__schema_mode="SIMPLE")
     ctx = ExecuteContext()
-    (table,) = knext_host_tools.execute_node(node, ctx)
+    (table,) = node_host.execute_node(node, ctx)
     names = set(table.to_pandas()["Name"])
     assert "create_order" not in names and "echo" in names
     assert ctx.warnings and "create_order" in ctx.warnings[-1]
@@ -118,7 +115,7 @@ def test_simple_schema_mode_notes_left_out_tools_in_a_warning(demo_http_url: str
 
 def test_include_and_exclude_filter_the_tools(demo_http_url: str) -> None:
     node = _provider(demo_http_url, selection__include="^(echo|add|fail)$", selection__exclude="fail")
-    (table,) = knext_host_tools.execute_node(node, ExecuteContext())
+    (table,) = node_host.execute_node(node, ExecuteContext())
     assert sorted(table.to_pandas()["Name"]) == ["add", "echo"]
 
 
@@ -129,7 +126,7 @@ def test_bearer_auth_reads_the_credential_and_keeps_the_secret_out_of_the_table(
     node = _provider(auth_server_url, auth__kind="BEARER", auth__credential="mcp-token")
     ctx = ExecuteContext(credentials={"mcp-token": ("", auth_token)})
     # When the node executes
-    (table,) = knext_host_tools.execute_node(node, ctx)
+    (table,) = node_host.execute_node(node, ctx)
     # Then the tools are listed, and the token appears nowhere in the output or the settings
     frame = table.to_pandas()
     assert len(frame) > 0
@@ -142,12 +139,12 @@ def test_bearer_auth_reads_the_credential_and_keeps_the_secret_out_of_the_table(
 def test_a_credential_that_is_not_connected_is_an_invalid_setting(auth_server_url: str) -> None:
     node = _provider(auth_server_url, auth__kind="BEARER", auth__credential="absent")
     with pytest.raises(knext.InvalidParametersError, match="absent"):
-        knext_host_tools.execute_node(node, ExecuteContext())
+        node_host.execute_node(node, ExecuteContext())
 
 
 def test_an_unreachable_server_fails_the_node_with_a_clear_message() -> None:
     with pytest.raises(ServerConnectError, match=r"could not be resolved.*Hint:"):
-        knext_host_tools.execute_node(_provider("http://nonexistent.invalid/mcp"), ExecuteContext())
+        node_host.execute_node(_provider("http://nonexistent.invalid/mcp"), ExecuteContext())
 
 
 def test_cancel_stops_waiting_for_a_server_that_never_answers(fake_hang_url: str) -> None:
@@ -157,15 +154,29 @@ def test_cancel_stops_waiting_for_a_server_that_never_answers(fake_hang_url: str
 
     started = time.monotonic()
     node = _provider(fake_hang_url, timeouts__connect=60.0)
-    with pytest.raises((CancelledByUser, knext_host_tools.NodeCanceled)):
-        knext_host_tools.execute_node(node, ExecuteContext(cancel_when=lambda: time.monotonic() - started > 0.5))
+    with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
+        node_host.execute_node(node, ExecuteContext(cancel_when=lambda: time.monotonic() - started > 0.5))
 
 
 def test_the_read_only_policy_leaves_out_tools_that_write_with_a_note(demo_http_url: str) -> None:
     node = _provider(demo_http_url, selection__destructive="READ_ONLY")
     ctx = ExecuteContext()
-    (table,) = knext_host_tools.execute_node(node, ctx)
+    (table,) = node_host.execute_node(node, ctx)
     frame = table.to_pandas()
     assert set(frame["Name"]).isdisjoint({"delete_record", "create_order"}) and "echo" in set(frame["Name"])
     assert bool(frame["Read-only"].all())
     assert "delete_record" in ctx.warnings[-1]
+
+
+def test_the_server_demo_lists_the_bundled_demo_server_started_over_stdio_with_this_python() -> None:
+    import sys
+
+    # Given a provider whose server is "demo", as its description tells a KNIME user to enter
+    # When it executes
+    (table,) = node_host.execute_node(_provider("demo"), ExecuteContext())
+    # Then it lists the bundled demo server's tools, which reconnect over stdio with the same interpreter
+    tools = tools_from_frame(table.to_pandas())
+    assert {"echo", "render_chart", "fail"} <= {tool.name for tool in tools}
+    server = tools[0].server
+    assert (server.display_name, server.transport) == ("demo", "stdio") and is_sealed_here(server)
+    assert shlex.split(server.target)[:3] == [sys.executable, "-m", "knime_mcp.demo_server"]

@@ -25,6 +25,7 @@ __all__ = [
     "CircuitBreaker",
     "ClientPool",
     "ConfigError",
+    "DataRepository",
     "Dispatcher",
     "LocalTool",
     "MCPTool",
@@ -69,6 +70,7 @@ _LOCATIONS = {
     "ServerSpec": "config",
     "Timeouts": "config",
     "ConfigError": "errors",
+    "DataRepository": "data",
     "McpToolError": "errors",
     "ServerAuthError": "errors",
     "ServerConnectError": "errors",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.client import McpClient
     from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+    from knime_mcp.data import DataRepository
     from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.errors import (
         ConfigError,

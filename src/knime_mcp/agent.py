@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from knime_mcp.agent_tools import ToolCallLogEntry, ToolTurn
     from knime_mcp.conversation import Conversation
+    from knime_mcp.data import DataRepository
     from knime_mcp.dispatch import LocalTool
     from knime_mcp.sync import ProgressCallback
     from knime_mcp.tool import MCPTool
@@ -269,11 +270,13 @@ async def run_agent(
     credentials: CredentialLookup | None = None,
     secrets: Sequence[str | None] = (),
     progress: ProgressCallback | None = None,
+    data: DataRepository | None = None,
 ) -> AgentRun:
     """Run the agent on ``user_message`` after ``history``, with MCP and workflow tools.
 
     ``secrets`` (the model's API key) are scrubbed from model errors. Under :func:`run_sync` this runs on the
-    background loop; workflow tools reach back to the caller's thread on their own.
+    background loop; workflow tools reach back to the caller's thread on their own. With ``data`` (the repository
+    the workflow tools share), the system message lists its tables and MCP results' records become tables too.
     """
     from langchain_core.messages import HumanMessage
 
@@ -285,13 +288,14 @@ async def run_agent(
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
-    conversation = Conversation(system_prompt(system_message), history)
+    system = system_prompt(system_message)
+    conversation = Conversation(f"{system}\n\n{data.system_section()}" if data is not None else system, history)
     async with ClientPool(
         credentials=credentials, max_concurrency=config.max_concurrency, check_unsealed=not config.trust_all_servers
     ) as pool:
         dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(
-            tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap
+            tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap, data=data
         )
         agent = Agent(model, conversation, toolset, config, progress=progress, secrets=secrets)
         conversation.append(HumanMessage(user_message))

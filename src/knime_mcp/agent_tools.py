@@ -7,8 +7,9 @@ with a tool message in call order. Failures of any kind (unknown tool, malformed
 exceptions, ``isError`` results) become error tool messages the model can recover from; whether they also stop the
 run is the agent's policy. Every result is fenced as untrusted data; images go to the model as image content.
 
-:func:`workflow_tools` adapts KNIME ``WorkflowTool`` values (duck-typed: this module never imports ``knime``) to
-:class:`LocalTool`, calling ``ctx._execute_tool`` in the node's own thread.
+With a :class:`~knime_mcp.data.DataRepository`, the records in an MCP result's structured content (a JSON array of
+objects, or an object holding one) also become a table of the repository, which the tool message names by id, so a
+later workflow tool can take it. KNIME workflow tools are adapted in :mod:`knime_mcp.workflow` (re-exported here).
 
     toolset = AgentToolset(tools, Dispatcher(pool), max_concurrency=4)
     model = model.bind_tools(toolset.specs)
@@ -23,18 +24,19 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from knime_mcp.data import DataRepository, update_note
 from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool, redact
-from knime_mcp.errors import ConfigError, McpToolError, ToolCallError
+from knime_mcp.errors import McpToolError, ToolCallError
 from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
-from knime_mcp.sync import CallerThread
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ToolNameMap
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+from knime_mcp.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,9 +52,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-WORKFLOW_EXECUTION_HINTS = {"execution-mode": "DEFAULT", "with-view-nodes": "False"}
-"""What KNIME's own Agent Prompter sends with ``_execute_tool`` for a plain (non-debug) run."""
 
 _KINDS = {"mcp": "MCP", "workflow": "workflow"}
 
@@ -152,6 +151,8 @@ class _Reply(NamedTuple):
     entry: ToolCallLogEntry
     result: ToolResult | None
     error: McpToolError | None
+    note: str | None = None
+    """Tells the model about tables the call added to the data repository."""
 
 
 class AgentToolset:
@@ -164,12 +165,14 @@ class AgentToolset:
         *,
         max_concurrency: int,
         output_cap: int = DEFAULT_LIMIT_BYTES,
+        data: DataRepository | None = None,
     ) -> None:
         self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap([(tool.name, tool) for tool in tools])
         self._dispatcher = dispatcher
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._fence = secrets.token_hex(4)
         self._output_cap = output_cap
+        self._data = data
         self.log: list[ToolCallLogEntry] = []
 
     @property
@@ -207,7 +210,22 @@ class AgentToolset:
                 hint="Call the tool again with its arguments as one valid JSON object.",
             )
             return self._refused(call, turn, kind, server, "invalid_arguments", error, started)
-        return _reply(call, turn, await self._dispatcher.call(tool, call.arguments))
+        reply = _reply(call, turn, await self._dispatcher.call(tool, call.arguments))
+        return self._with_records(call, reply) if isinstance(tool, MCPTool) else reply
+
+    def _with_records(self, call: _Call, reply: _Reply) -> _Reply:
+        """With a data repository: the records of a successful MCP result as a new table, named in a note."""
+        result = reply.result
+        if self._data is None or result is None or result.is_error or reply.error is not None:
+            return reply
+        from knime_mcp.records import records_table
+
+        table = records_table(result.structured)
+        if table is None:
+            return reply
+        description = f"The records in the structured result of MCP tool {call.name!r} (call {call.id})."
+        added = self._data.add(table, name=f"{call.name} result", description=description)
+        return reply._replace(note=update_note([added]))
 
     @staticmethod
     def _refused(
@@ -242,17 +260,18 @@ class AgentToolset:
             text = f"The tool call failed ({reply.entry.status}).\n{self._fenced(call.name, str(reply.error))}"
         else:
             attached: list[ImagePart] = []
-            text = self._fenced(call.name, _render(reply.result, attached, len(images)))
+            text = self._fenced(call.name, _render(reply.result, attached, len(images)), reply.note)
             images += [(call.name, image) for image in attached]
             if reply.result.is_error:
                 text = f"The tool reported an error.\n{text}"
         status = "success" if reply.error is None else "error"
         return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)
 
-    def _fenced(self, tool: str, text: str) -> str:
-        """Tool output as data: at most ``output_cap`` bytes, between tags carrying this run's random fence value
-        (which tool output cannot forge)."""
+    def _fenced(self, tool: str, text: str, note: str | None = None) -> str:
+        """Tool output as data: at most ``output_cap`` bytes, then the data repository note (its column names come
+        from tool output too), between tags carrying this run's random fence value (which tool output cannot forge)."""
         text, _ = cap_text(text, self._output_cap)
+        text = f"{text}\n\n{note}" if note else text
         return f'<tool-output tool="{tool}" fence="{self._fence}">\n{text}\n</tool-output fence="{self._fence}">'
 
 
@@ -327,62 +346,6 @@ def _images_message(images: list[tuple[str, ImagePart]]) -> HumanMessage:
         content.append({"type": "text", "text": f"Image {number} (from tool {tool}):"})
         content.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}})
     return HumanMessage(content)
-
-
-class _WorkflowTool(Protocol):
-    """The fields of ``knime.types.tool.WorkflowTool`` this module reads."""
-
-    name: str
-    description: str
-    parameter_schema: dict[str, Any]
-    input_ports: list[Any] | None
-
-
-def workflow_tools(tools: Sequence[_WorkflowTool], ctx: Any, caller: CallerThread) -> tuple[list[LocalTool], list[str]]:
-    """KNIME workflow tools as :class:`LocalTool`, run by ``ctx._execute_tool`` in ``caller``'s thread.
-
-    Returns the tools and notes on those left out: a tool with input ports needs tables this agent cannot give.
-    """
-    if tools and not hasattr(ctx, "_execute_tool"):
-        raise ConfigError(
-            "This KNIME version cannot run workflow tools.",
-            hint="Workflow tools need KNIME Analytics Platform 5.5 or later.",
-        )
-    local, notes = [], []
-    for tool in tools:
-        if tool.input_ports:
-            notes.append(f"workflow tool {tool.name!r} left out: it needs input tables, which this node cannot give")
-            continue
-        local.append(
-            LocalTool(
-                name=tool.name,
-                description=tool.description or "",
-                input_schema=_workflow_schema(tool.parameter_schema or {}),
-                run=_workflow_runner(tool, ctx, caller),
-            )
-        )
-    return local, notes
-
-
-def _workflow_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """KNIME gives a tool's configuration parameters as a map of name to schema (all required), or, rarely, as a
-    whole object schema; the model is offered an object schema either way."""
-    if isinstance(schema.get("type"), str):
-        return schema
-    return {"type": "object", "properties": schema, "required": list(schema)}
-
-
-def _workflow_runner(tool: _WorkflowTool, ctx: Any, caller: CallerThread) -> Any:
-    async def run(arguments: dict[str, Any]) -> ToolResult:
-        try:
-            outcome = await caller.run(ctx._execute_tool, tool, arguments, [], dict(WORKFLOW_EXECUTION_HINTS))
-        except Exception as exc:  # KNIME's host code: a failed tool raises RuntimeError, py4j its own errors
-            raise ToolCallError(f"Workflow tool {tool.name!r} failed: {exc}") from exc
-        # KNIME 5.5 returns (message, outputs); 5.6 and later add the ids of view nodes.
-        message = outcome[0]
-        return ToolResult(content=(TextPart(str(message)),))
-
-    return run
 
 
 def log_table(entries: Sequence[ToolCallLogEntry]) -> pa.Table:

@@ -149,22 +149,72 @@ register_mcp_tool_type()
 
 @cache
 def _pandas_dtype() -> type:
-    """A pandas dtype whose arrays become object columns of MCPTool; pandas is imported on first conversion."""
+    """A pandas dtype whose columns hold MCPTool objects; pandas is imported on first conversion.
+
+    Its array is a small ExtensionArray of its own: pandas unwraps its numpy-backed one into a plain block, which
+    pandas before 2.1 then rejects for one column."""
     import numpy as np
     import pandas as pd
+    from pandas.api.extensions import ExtensionArray, ExtensionDtype, take
 
-    class MCPToolDtype(pd.api.extensions.ExtensionDtype):
+    class MCPToolDtype(ExtensionDtype):
         name = EXTENSION_NAME
         type = MCPTool
 
         @classmethod
         def construct_array_type(cls) -> type:
-            return pd.arrays.NumpyExtensionArray
+            return MCPToolPandasArray
 
-        def __from_arrow__(self, array: pa.Array | pa.ChunkedArray) -> Any:
-            cells = np.empty(len(array), dtype=object)
-            cells[:] = _tools_of(array, TOOL_COLUMN)
-            return pd.arrays.NumpyExtensionArray(cells)
+        def __from_arrow__(self, array: pa.Array | pa.ChunkedArray) -> MCPToolPandasArray:
+            return MCPToolPandasArray._from_sequence(_tools_of(array, TOOL_COLUMN))
+
+    class MCPToolPandasArray(ExtensionArray):
+        def __init__(self, cells: np.ndarray) -> None:
+            self._cells = cells
+
+        @classmethod
+        def _from_sequence(cls, scalars: Sequence[Any], *, dtype: Any = None, copy: bool = False) -> MCPToolPandasArray:
+            cells = np.empty(len(scalars), dtype=object)
+            cells[:] = list(scalars)
+            return cls(cells)
+
+        @classmethod
+        def _from_factorized(cls, values: np.ndarray, original: MCPToolPandasArray) -> MCPToolPandasArray:
+            return cls._from_sequence(values)
+
+        @classmethod
+        def _concat_same_type(cls, to_concat: Sequence[MCPToolPandasArray]) -> MCPToolPandasArray:
+            return cls(np.concatenate([array._cells for array in to_concat]))
+
+        @property
+        def dtype(self) -> MCPToolDtype:
+            return MCPToolDtype()
+
+        @property
+        def nbytes(self) -> int:
+            return self._cells.nbytes
+
+        def __len__(self) -> int:
+            return len(self._cells)
+
+        def __getitem__(self, item: Any) -> Any:
+            cells = self._cells[item]
+            return type(self)(cells) if isinstance(cells, np.ndarray) else cells
+
+        def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
+            others = other._cells if isinstance(other, MCPToolPandasArray) else other
+            return np.asarray(self._cells == others, dtype=bool)
+
+        def isna(self) -> np.ndarray:
+            return pd.isna(self._cells)
+
+        def take(
+            self, indices: Sequence[int], *, allow_fill: bool = False, fill_value: Any = None
+        ) -> MCPToolPandasArray:
+            return type(self)(take(self._cells, indices, allow_fill=allow_fill, fill_value=fill_value))
+
+        def copy(self) -> MCPToolPandasArray:
+            return type(self)(self._cells.copy())
 
     return MCPToolDtype
 

@@ -2,7 +2,8 @@
 
 Layer: under the engine (:mod:`knime_mcp.caller`), which schedules the calls; this module keeps one batch's
 arguments and per-row results and turns them into Arrow. Row results come from the dispatcher's
-:class:`CallOutcome`; a row whose arguments could not be built gets its :class:`ArgumentError` instead.
+:class:`CallOutcome`; a row whose arguments could not be built gets its :class:`ArgumentError` instead. The Arrow is
+KNIME-free: the image column holds PNG bytes, which the KNIME node writes as PNG image cells.
 
     batch = PendingBatch(record_batch(frame), first_row=0, plan=plan)
     batch.finish(0, RowResult.from_outcome(outcome, partial(batch.label, 0)))
@@ -20,26 +21,34 @@ import anyio
 from knime_mcp.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentPlan
 from knime_mcp.dispatch import CallOutcome
 from knime_mcp.errors import McpToolError, ToolCallError
+from knime_mcp.images import ImageError, to_png
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from knime_mcp.results import ToolResult
+
 __all__ = ["RESULT_COLUMNS", "PendingBatch", "ResultKind", "RowResult", "record_batch", "result_columns"]
 
-ResultKind = Literal["string", "binary", "boolean", "double"]
+ResultKind = Literal["string", "image", "boolean", "double"]
 
 RESULT_COLUMNS: tuple[tuple[str, ResultKind], ...] = (
     ("Result", "string"),
     ("Structured result", "string"),
-    ("Image", "binary"),
+    ("Image", "image"),
     ("Is error", "boolean"),
     ("Error", "string"),
     ("Duration (ms)", "double"),
 )
-"""The columns appended to every row: joined text content, structured content as JSON text, the first image's
-bytes (PNG for most servers), whether the row failed, why, and how long the call took (retries included)."""
+"""The columns appended to every row: joined text content, structured content as JSON text, the first image as
+PNG bytes (converted from other formats; Arrow type large_binary), whether the row failed, why, and how long the
+call took (retries included)."""
 
 _FAIL_HINT = "Fix the row, or set the error handling to 'error column' to record failed rows and go on."
+_IMAGE_HINT = (
+    "The row's text and structured result are kept. Set the error handling to 'error column' to go on past such "
+    "rows, or ask the server's maintainers for PNG, JPEG, GIF or WebP images."
+)
 
 
 def result_columns(input_columns: Sequence[str]) -> list[tuple[str, ResultKind]]:
@@ -78,18 +87,30 @@ class RowResult(NamedTuple):
             return cls(None, None, None, True, str(outcome.error), record.duration_ms, failure)
         assert result is not None, "an outcome without an error has a result"
         structured = None if result.structured is None else json.dumps(result.structured, ensure_ascii=False)
-        images = result.images
-        image = images[0].bytes if images else None
-        if not result.is_error:
-            return cls(result.text, structured, image, False, None, record.duration_ms, None)
-        message = f"Row {label()}: tool {record.tool!r} reported an error: {result.text}"
-        failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
-        return cls(result.text, structured, image, True, result.text, record.duration_ms, failure)
+        image, image_error = _first_image(result, record.tool)
+        if result.is_error:
+            message = f"Row {label()}: tool {record.tool!r} reported an error: {result.text}"
+            failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
+            return cls(result.text, structured, image, True, result.text, record.duration_ms, failure)
+        if image_error is not None:
+            failure = ToolCallError(f"Row {label()}: {image_error}", server=record.server, hint=_IMAGE_HINT)
+            return cls(result.text, structured, None, True, image_error, record.duration_ms, failure)
+        return cls(result.text, structured, image, False, None, record.duration_ms, None)
 
     @classmethod
     def invalid(cls, error: ArgumentError, label: str) -> RowResult:
         """A row whose arguments could not be built: it is never sent."""
         return cls(None, None, None, True, str(error), None, ToolCallError(f"Row {label}: {error}", hint=_FAIL_HINT))
+
+
+def _first_image(result: ToolResult, tool: str) -> tuple[bytes | None, str | None]:
+    """The first image as PNG bytes, or why it cannot be stored (the row's error unless the tool reported one)."""
+    if not result.images:
+        return None, None
+    try:
+        return to_png(result.images[0]), None
+    except ImageError as exc:
+        return None, f"Tool {tool!r} returned an image that cannot be stored: {exc}."
 
 
 def _at_row(error: McpToolError, label: str, hint: str) -> McpToolError:

@@ -124,12 +124,13 @@ class _Run:
         self,
         tool: MCPTool,
         options: CallerOptions,
-        dispatcher: Dispatcher,
+        pool: ClientPool,
         sink: Callable[[pa.RecordBatch], Awaitable[None]],
         progress: ProgressCallback | None,
         total_rows: int | None,
     ) -> None:
-        self.tool, self.options, self.dispatcher = tool, options, dispatcher
+        self.tool, self.options, self.pool = tool, options, pool
+        self.dispatcher = Dispatcher(pool, timeout=options.timeout, retry=options.retry)
         self.sink, self.progress, self.total_rows = sink, progress, total_rows
         self.stop: int | None = None
         """``fail`` mode: the first failed row seen so far; no row after it is dispatched."""
@@ -162,6 +163,10 @@ class _Run:
             first_row = 0
             async for data in batches:
                 job = self._prepare(record_batch(data), first_row)
+                if first_row == 0 and job.size:
+                    # The first batch with rows: connect before its first row, so no row's duration includes the
+                    # handshake. A table without rows never contacts the server.
+                    await self.pool.client(self.tool.server)
                 await jobs.send(job)
                 for row, arguments in enumerate(job.arguments):
                     if self.stop is not None:
@@ -176,7 +181,13 @@ class _Run:
         async with rows:
             async for job, row in rows:
                 outcome = await self.dispatcher.call(self.tool, job.arguments[row])
-                self._finish(job, row, RowResult.from_outcome(outcome, partial(job.label, row)))
+                label = partial(job.label, row)
+                if outcome.result is not None and outcome.result.images:
+                    # Decoding an image (and converting it to PNG) would hold up the other calls' I/O meanwhile.
+                    result = await anyio.to_thread.run_sync(RowResult.from_outcome, outcome, label)
+                else:
+                    result = RowResult.from_outcome(outcome, label)
+                self._finish(job, row, result)
 
     def _finish(self, job: PendingBatch, row: int, result: RowResult) -> None:
         number = job.first_row + row
@@ -270,7 +281,8 @@ async def call_table(
 
     Uses ``pool``'s session when given (its concurrency limit applies too), else opens and closes its own. Raises
     :class:`ConfigError` for a mapping that cannot work, the first failed row's error in ``fail`` mode, and
-    :class:`ServerConnectError` when the server cannot be reached. Cancelling the calling task cancels the calls.
+    :class:`ServerConnectError` when the server cannot be reached; input without rows gives one empty result batch
+    per input batch and never connects. Cancelling the calling task cancels the calls.
     """
     options = options or CallerOptions()
     if pool is None:
@@ -280,10 +292,8 @@ async def call_table(
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress
             )
-    await pool.client(tool.server)  # connect before the first row, so no row's duration includes the handshake
-    dispatcher = Dispatcher(pool, timeout=options.timeout, retry=options.retry)
     source = batches if isinstance(batches, _Batches) else _Batches(batches)
-    return await _Run(tool, options, dispatcher, sink, progress, total_rows).run(source)
+    return await _Run(tool, options, pool, sink, progress, total_rows).run(source)
 
 
 def call_table_sync(

@@ -20,13 +20,11 @@ from typing import Any, NoReturn, TextIO
 
 from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentRun
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
-from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+from knime_mcp.config import AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import McpToolError, ToolCallError, UsageError
 from knime_mcp.policy import ToolPolicy
 
 __all__ = ["main", "run"]
-
-DEMO_SERVER_NAME = "demo"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,12 +32,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, hint=f"Try '{self.prog} --help' for help.")
-
-
-def demo_server_spec() -> ServerSpec:
-    """The bundled demo server, started over stdio with this interpreter."""
-    command = shlex.join([sys.executable, "-m", "knime_mcp.demo_server", "--transport", "stdio"])
-    return ServerSpec(target=command, transport="stdio", name=DEMO_SERVER_NAME)
 
 
 def _server_options() -> argparse.ArgumentParser:

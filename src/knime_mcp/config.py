@@ -15,9 +15,11 @@ import json
 import os
 import re
 import shlex
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
@@ -25,12 +27,14 @@ from knime_mcp.errors import ConfigError
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
+    "DEMO_SERVER",
     "AuthKind",
     "AuthRef",
     "CredentialLookup",
     "ServerSpec",
     "Timeouts",
     "TransportKind",
+    "demo_server_spec",
     "expand_env",
     "resolve_env",
     "resolve_headers",
@@ -202,6 +206,22 @@ class ServerSpec:
     @classmethod
     def from_json(cls, text: str) -> ServerSpec:
         return cls.from_dict(json.loads(text))
+
+
+DEMO_SERVER = "demo"
+"""What stands for the bundled demo server in a node's server setting; also its display name."""
+
+
+def demo_server_spec(*, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> ServerSpec:
+    """The bundled demo server over stdio, run by this interpreter from the folder that holds ``knime_mcp``.
+
+    Started as ``python -m knime_mcp.demo_server`` in that folder, it needs no installed package: inside KNIME the
+    package is importable only because KNIME puts the extension's ``src/`` on ``sys.path``, which a child process
+    does not inherit, and ``sys.executable`` is the extension environment's Python.
+    """
+    command = shlex.join([sys.executable, "-m", "knime_mcp.demo_server"])
+    package_folder = str(Path(__file__).resolve().parent.parent)
+    return ServerSpec(target=command, transport="stdio", name=DEMO_SERVER, cwd=package_folder, timeouts=timeouts)
 
 
 def _compact_json(data: Mapping[str, Any]) -> str:

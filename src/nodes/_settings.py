@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import knime.extension as knext
 
-from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, CredentialLookup, ServerSpec, Timeouts
+from knime_mcp.config import (
+    DEFAULT_TIMEOUTS,
+    DEMO_SERVER,
+    AuthRef,
+    CredentialLookup,
+    ServerSpec,
+    Timeouts,
+    demo_server_spec,
+)
 from knime_mcp.errors import ConfigError
 from knime_mcp.policy import ToolPolicy
 
@@ -41,7 +49,9 @@ class ServerSettings:
     server = knext.StringParameter(
         "Server",
         "An http(s) URL of an MCP server (e.g. http://localhost:8000/mcp), or a command line that starts a stdio "
-        "server (e.g. npx -y @modelcontextprotocol/server-memory).",
+        f"server (e.g. npx -y @modelcontextprotocol/server-memory). Enter '{DEMO_SERVER}' to try the nodes with the "
+        "demo server bundled with this extension: it starts over stdio with the extension's own Python, needs no "
+        "network, and offers tools that return text, numbers, structured results, a chart image and errors.",
         "",
     )
     transport = knext.EnumParameter(
@@ -150,6 +160,9 @@ def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
 
 def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings) -> ServerSpec:
     """The core's description of the server; raises ConfigError for settings that cannot work."""
+    limits = Timeouts(connect=timeouts.connect, call=timeouts.call)
+    if server.server.strip() == DEMO_SERVER:
+        return demo_server_spec(timeouts=limits)
     kind = {"NONE": "none", "BEARER": "bearer", "HEADER": "header", "BASIC": "basic"}[auth.kind]
     if kind != "none" and not auth.credential:
         raise ConfigError("Choose the credential that holds the secret for the authentication.")
@@ -161,7 +174,7 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
         auth=AuthRef(kind=kind, credential=auth.credential or None, header=auth.header or None)  # type: ignore[arg-type]
         if kind != "none"
         else AuthRef(),
-        timeouts=Timeouts(connect=timeouts.connect, call=timeouts.call),
+        timeouts=limits,
     )
 
 

@@ -25,6 +25,7 @@ from nodes._settings import (
     tool_policy,
     trust_servers_parameter,
 )
+from nodes._tables import read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 
@@ -71,14 +72,28 @@ def _is_string_column(column: knext.Column) -> bool:
 
 
 _LOG_TYPES = {"int": knext.int64(), "string": knext.string(), "double": knext.double()}
+_DATA_OUTPUTS = 2
+"""Index of the *Data outputs* group among the output ports."""
 
 
-@knext.node("Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY)
+@knext.node(
+    "Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY, id="AgentPrompter"
+)
 @knext.input_port("Chat model", "The chat model, from the Chat Model Connector.", chat_model_port_type)
 @knext.input_table("Tools", "MCP tools (from the MCP Tool Provider) and/or KNIME workflow tools.")
 @knext.input_table("Conversation", "An earlier conversation to continue, as this node outputs it.", optional=True)
+@knext.input_table_group(
+    "Data inputs",
+    "Tables for the agent's data repository (add ports with the node's '...' menu). The model sees each table's id, "
+    "name, columns and row count, never its data, and passes tables to workflow tools by id.",
+)
 @knext.output_table("Conversation", "The conversation: the history first, then one row per new message.")
 @knext.output_table("Tool calls", "One row per tool call: turn, tool, kind, server, arguments, status, timing.")
+@knext.output_table_group(
+    "Data outputs",
+    "The newest tables of the data repository, one per port (add ports with the node's '...' menu); empty tables "
+    "when the repository holds fewer.",
+)
 class AgentPrompter:
     """Lets a chat model answer a prompt using MCP tools and KNIME workflow tools.
 
@@ -93,6 +108,23 @@ class AgentPrompter:
     The *Conversation* output can be fed back into the optional conversation input to continue the conversation.
     The *Tool calls* output logs every call with its arguments (secret-looking values redacted), status and
     duration. The API key is read from the chat model's credential and never appears in any output.
+
+    **Data.** As in KNIME's own Agent Prompter, the agent works with a data repository of tables that the model
+    refers to by id (0, 1, 2, ... in the order the tables arrive) but never sees: the system message lists each
+    table's id, name, description, columns (name and type) and row count. The tables of the *Data inputs* ports come
+    first (named input_table_1, input_table_2, ...). A workflow tool with input ports is called with a table id per
+    input port (its arguments are the *configuration* and the *data_inputs*, as in KNIME's node); before the call
+    each table is checked against the port's spec, and a column the tool expects that has a type it cannot read
+    (text where a number is expected, say) refuses the call. The tables a workflow tool outputs join the repository,
+    named after the tool and its output port, and the tool's message tells the model their ids, so later calls can
+    use them. When an MCP tool's structured result holds records (a JSON array of objects, or an object holding one
+    such array), they become a table of the repository too. An unknown id, a missing table, a refused table or a
+    failing workflow all go back to the model as tool errors.
+
+    The *Data outputs* ports output the newest tables of the repository, as KNIME's own node does: with n ports,
+    the last n tables that arrived, oldest first (input tables count too, if fewer tables were produced); ports left
+    over get an empty table. Without data inputs, data outputs and workflow tools with input ports, the model is
+    told nothing about data and MCP results are left as they are.
     """
 
     system_message = knext.MultilineStringParameter(
@@ -159,7 +191,8 @@ class AgentPrompter:
         model: ChatModelSpec,
         tools: knext.Schema,
         history: knext.Schema | None,
-    ) -> list[knext.Schema]:
+        data: list[knext.Schema],
+    ) -> list[Any]:
         from knime_mcp.conversation import CONTENT, ROLE
 
         with knime_errors():
@@ -172,7 +205,9 @@ class AgentPrompter:
                     f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
                     hint="Connect a conversation table as this node outputs it.",
                 )
-        return [_conversation_schema(config.errors == "column"), _log_schema()]
+        # The data outputs' columns are known only once the agent has run.
+        data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
+        return [_conversation_schema(config.errors == "column"), _log_schema(), data_outputs]
 
     def execute(
         self,
@@ -180,21 +215,30 @@ class AgentPrompter:
         model: ChatModelPortObject,
         tools: knext.Table,
         history: knext.Table | None,
-    ) -> list[knext.Table]:
-        from knime_mcp.agent_tools import log_table, workflow_tools
+        data: list[knext.Table],
+    ) -> list[Any]:
+        from knime_mcp.agent_tools import log_table
         from knime_mcp.arrow import tools_from_frame
         from knime_mcp.chat_model import build_chat_model, resolve_api_key
         from knime_mcp.conversation import conversation_table, messages_from_arrow
+        from knime_mcp.data import DataRepository
         from knime_mcp.sync import CallerThread, run_sync
+        from knime_mcp.workflow import workflow_tools
 
         with knime_errors():
             config = self._config()
             mcp_column, workflow_column = self._tool_columns(tools.schema)
-            frame = tools.to_pandas()
+            arrow = read_pyarrow(tools)
             caller = CallerThread()
-            mcp_tools = tools_from_frame(frame, mcp_column) if mcp_column else []
+            mcp_tools = tools_from_frame(_frame(arrow, mcp_column), mcp_column) if mcp_column else []
             _check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
-            local, notes = workflow_tools(_cells(frame, workflow_column), ctx, caller)
+            repository = DataRepository(_KnimeTables())
+            for number, table in enumerate(data, start=1):
+                repository.add(table, name=f"input_table_{number}", description=f"Data input {number} of the node")
+            cells = _cells(arrow, workflow_column)
+            local, notes = workflow_tools(cells, ctx, caller, repository)
+            outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
+            uses_data = bool(data) or outputs > 0 or any(_has_ports(cell) for cell in cells)
             credentials = credential_lookup(ctx)
             api_key = resolve_api_key(model.config, credentials)
             run = run_sync(
@@ -203,19 +247,21 @@ class AgentPrompter:
                 [*mcp_tools, *local],
                 self.user_message,
                 system_message=self.system_message,
-                history=messages_from_arrow(history.to_pyarrow()) if history is not None else [],
+                history=messages_from_arrow(read_pyarrow(history)) if history is not None else [],
                 config=config,
                 credentials=credentials,
                 secrets=[api_key],
                 cancelled=ctx.is_canceled,
                 progress=ctx.set_progress,
                 caller_thread=caller,
+                data=repository if uses_data else None,
             )
         if notes:
             ctx.set_warning(" | ".join(notes))
         return [
             knext.Table.from_pyarrow(conversation_table(run.conversation, error_column=config.errors == "column")),
             knext.Table.from_pyarrow(log_table(run.log)),
+            _data_outputs(repository, outputs),
         ]
 
     def _config(self) -> AgentConfig:
@@ -259,8 +305,18 @@ def _check_credentials(ctx: knext.ExecutionContext, names: set[str | None]) -> N
         )
 
 
-def _cells(frame: Any, column: str | None) -> list[Any]:
-    return [] if column is None else [cell for cell in frame[column].tolist() if cell is not None]
+def _frame(arrow: Any, column: str) -> Any:
+    """One column of the tools table in pandas, indexed by RowID; the other columns stay unread (see ``_cells``)."""
+    return arrow.select([arrow.column_names[0], column]).to_pandas().set_index(arrow.column_names[0])
+
+
+def _cells(arrow: Any, column: str | None) -> list[Any]:
+    """The workflow tools of ``column``, read after its missing cells are left out: KNIME's WorkflowTool type fails to
+    read a missing cell (``decode(None)``), and a tools table concatenated from MCP and workflow tools has them."""
+    if column is None:
+        return []
+    cells = arrow.column(column)
+    return cells.filter(cells.is_valid()).to_pylist()
 
 
 def _conversation_schema(error_column: bool) -> knext.Schema:
@@ -274,3 +330,37 @@ def _log_schema() -> knext.Schema:
     from knime_mcp.agent_tools import LOG_COLUMNS
 
     return knext.Schema.from_columns([knext.Column(_LOG_TYPES[kind], name) for name, kind in LOG_COLUMNS])
+
+
+class _KnimeTables:
+    """The data repository's view of KNIME tables: their columns as KNIME names their types, and tables made from
+    the pyarrow tables the core holds (records of MCP results) when a workflow tool needs them."""
+
+    def describe(self, table: knext.Table) -> tuple[list[tuple[str, str]], int]:
+        return [(column.name, _type_name(column)) for column in table.schema], table.num_rows
+
+    def from_arrow(self, table: Any) -> knext.Table:
+        return knext.Table.from_pyarrow(table)
+
+
+def _type_name(column: knext.Column) -> str:
+    """The type as KNIME shows it (and as workflow tools' port specs name it)."""
+    shown = (column.metadata or {}).get("displayed_column_type")
+    return str(shown) if shown else str(column.ktype)
+
+
+def _has_ports(tool: Any) -> bool:
+    """A workflow tool that takes or makes tables: with one, the model is told about the data repository."""
+    return bool(getattr(tool, "input_ports", None) or getattr(tool, "output_ports", None))
+
+
+def _data_outputs(repository: Any, count: int) -> list[knext.Table]:
+    """The ``count`` newest tables, oldest first, then empty tables for the ports left over (as KNIME's node)."""
+    import pandas as pd
+
+    newest = [_as_knime(table.data) for table in repository.last(count)]
+    return newest + [knext.Table.from_pandas(pd.DataFrame()) for _ in range(count - len(newest))]
+
+
+def _as_knime(data: Any) -> knext.Table:
+    return data if isinstance(data, knext.Table | knext.BatchOutputTable) else knext.Table.from_pyarrow(data)

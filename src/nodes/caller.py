@@ -8,12 +8,14 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
+from nodes._images import png_image_type, with_png_cells
 from nodes._settings import credential_lookup, trust_servers_parameter
+from nodes._tables import arrow_batches, read_pandas
 
 if TYPE_CHECKING:
-    from knime_mcp.caller import CallerOptions
+    from knime_mcp.caller import CallerOptions, ResultKind
 
-_KNIME_TYPES = {"string": knext.string(), "binary": knext.blob(), "boolean": knext.bool_(), "double": knext.double()}
+_KNIME_TYPES = {"string": knext.string(), "boolean": knext.bool_(), "double": knext.double()}
 
 
 class ErrorHandlingOptions(knext.EnumParameterOptions):
@@ -66,13 +68,15 @@ class CallSettings:
     trust_all_servers = trust_servers_parameter()
 
 
-@knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY)
+@knext.node(
+    "MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller"
+)
 @knext.input_table("Data", "One tool call per row; columns feed the tool's parameters.")
 @knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
 @knext.output_table(
     "Results",
-    "The input rows with the call's result: text, structured result (JSON), image (PNG), is-error, error "
-    "message and duration in ms.",
+    "The input rows with the call's result: text, structured result (JSON), image (a PNG image cell), is-error, "
+    "error message and duration in ms.",
 )
 class MCPToolCaller:
     """Calls an MCP tool once for every row of a table.
@@ -86,9 +90,10 @@ class MCPToolCaller:
 
     All calls share one connection to the server, several at a time (see *Concurrency*). Rows keep their order,
     and results are written batch by batch, so tables of any length run in constant memory. The output holds the
-    input columns plus *Result* (the text content), *Structured result* (JSON), *Image* (the first image, PNG for
-    most servers), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and cancels those in
-    flight.
+    input columns plus *Result* (the text content), *Structured result* (JSON), *Image* (the first image, as a PNG
+    image cell; JPEG, GIF, WebP and other formats are converted, and image data that cannot be read makes the row
+    fail with the reason in *Error*), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and
+    cancels those in flight. An empty input table gives an empty output table without contacting the server.
     """
 
     tool = ToolSettings()
@@ -106,21 +111,20 @@ class MCPToolCaller:
             )
         with knime_errors():
             self._options()
-        columns = [knext.Column(_KNIME_TYPES[kind], name) for name, kind in result_columns(data.column_names)]
+        columns = [knext.Column(_knime_type(kind), name) for name, kind in result_columns(data.column_names)]
         return data.append(columns)
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
         from knime_mcp.arrow import tools_from_frame
-        from knime_mcp.caller import call_table_sync, select_tool
+        from knime_mcp.caller import call_table_sync, result_columns, select_tool
 
         output = knext.BatchOutputTable.create(row_ids="keep")
-        # An empty table has no batches; its one empty batch still gives the output its columns.
-        batches = (batch.to_pyarrow() for batch in data.batches()) if data.num_rows else [data.to_pyarrow()]
+        images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
         with knime_errors():
             summary = call_table_sync(
-                select_tool(tools_from_frame(tools.to_pandas()), self.tool.name),
-                batches,
-                output.append,
+                select_tool(tools_from_frame(read_pandas(tools)), self.tool.name),
+                arrow_batches(data),
+                lambda batch: output.append(with_png_cells(batch, images)),
                 options=self._options(),
                 credentials=credential_lookup(ctx),
                 total_rows=data.num_rows,
@@ -143,3 +147,7 @@ class MCPToolCaller:
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
             trust_all_servers=self.calls.trust_all_servers,
         )
+
+
+def _knime_type(kind: ResultKind) -> knext.KnimeType:
+    return png_image_type() if kind == "image" else _KNIME_TYPES[kind]

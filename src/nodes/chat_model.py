@@ -53,12 +53,29 @@ class ChatModelPortObject(knext.PortObject):
         return cls(spec)
 
 
+NO_API_KEY = "<none>"
+"""The credential setting of a server that needs no key (as the empty setting of earlier settings)."""
+
+
+def _api_key_choices(ctx: knext.DialogCreationContext) -> list[str]:
+    """No key, then the workflow's credentials. Without a choice for no key the dialog could not go back to it, and
+    an empty default would make KNIME take the first credential as the default of new connectors, whose key would then
+    go to any server, a local one too. (KNIME refuses an empty choice.)"""
+    return [NO_API_KEY, *credential_names(ctx)]
+
+
 chat_model_port_type = knext.port_type(
     "MCP Chat Model", ChatModelPortObject, ChatModelSpec, id=CHAT_MODEL_PORT_ID
 )
 
 
-@knext.node("Chat Model Connector", knext.NodeType.SOURCE, "icons/chat_model.png", category=CATEGORY)
+@knext.node(
+    "Chat Model Connector",
+    knext.NodeType.SOURCE,
+    "icons/chat_model.png",
+    category=CATEGORY,
+    id="ChatModelConnector",
+)
 @knext.output_port("Chat model", "The configured chat model, for the Agent Prompter.", chat_model_port_type)
 class ChatModelConnector:
     """Configures an OpenAI-compatible chat model for the Agent Prompter.
@@ -68,8 +85,8 @@ class ChatModelConnector:
     the like. Nothing is sent to the server here; the Agent Prompter connects when it executes.
 
     The API key is read from a **credentials flow variable** (its password field) when the Agent Prompter
-    executes; only the credential's name is stored in the settings and in the output port. Leave the credential
-    empty for local servers that need no key.
+    executes; only the credential's name is stored in the settings and in the output port. Choose `<none>` for local
+    servers that need no key.
     """
 
     base_url = knext.StringParameter(
@@ -81,9 +98,9 @@ class ChatModelConnector:
     model = knext.StringParameter("Model", "The model's name as the server knows it, e.g. gpt-4o-mini.", "gpt-4o-mini")
     credential = knext.StringParameter(
         "API key credential",
-        "The credentials flow variable whose password is the API key. Leave empty when the server needs no key.",
-        "",
-        choices=credential_names,
+        f"The credentials flow variable whose password is the API key; `{NO_API_KEY}` when the server needs no key.",
+        NO_API_KEY,
+        choices=_api_key_choices,
     )
     set_temperature = knext.BoolParameter(
         "Set temperature", "Send a sampling temperature; some reasoning models accept only their default.", True
@@ -118,7 +135,7 @@ class ChatModelConnector:
         return ChatModelConfig(
             base_url=self.base_url.strip(),
             model=self.model.strip(),
-            credential=self.credential or None,
+            credential=None if self.credential in ("", NO_API_KEY) else self.credential,
             temperature=self.temperature if self.set_temperature else None,
             max_tokens=self.max_tokens or None,
             timeout=self.timeout,

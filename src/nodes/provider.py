@@ -52,7 +52,9 @@ def _output_schema() -> knext.Schema:
     )
 
 
-@knext.node("MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY)
+@knext.node(
+    "MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY, id="MCPToolProvider"
+)
 @knext.output_table("Tools", "One row per tool of the server, with its MCP Tool value for agent and caller nodes.")
 class MCPToolProvider:
     """Lists the tools of an MCP server as a table.
@@ -60,6 +62,12 @@ class MCPToolProvider:
     Connects to a Model Context Protocol server over Streamable HTTP, SSE or stdio, lists all of its tools
     (following pagination) and outputs one row per tool. Connect the table to the **Agent Prompter** to offer
     the tools to a model, or to the **MCP Tool Caller** to call a tool for every row of a table.
+
+    To try the nodes without a server of your own, enter `demo` as the *Server*: the demo MCP server bundled with
+    this extension then starts over stdio with the extension's own Python (no installation, no network). Its tools
+    show text (`echo`), numbers (`add`), structured results (`create_order`, `word_stats`), an enum
+    (`convert_temperature`), a chart image (`render_chart`, for the Tool Caller's *Image* column), an error
+    (`fail`), a slow reply (`sleep`) and a destructive tool (`delete_record`).
 
     The *MCP Tool* column holds each tool as JSON (a pure-Python extension cannot add a column type), including
     how to reach its server again and a seal that tells agent and caller nodes on this machine that a person chose

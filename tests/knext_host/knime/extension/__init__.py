@@ -41,9 +41,11 @@ from knime.extension.nodes import (
     category,
     input_port,
     input_table,
+    input_table_group,
     node,
     output_port,
     output_table,
+    output_table_group,
     port_type,
 )
 from knime.extension.parameter import (
@@ -72,6 +74,6 @@ __all__ = [
     "KnimeType", "ListType", "LogicalType", "MultilineStringParameter", "NodeType", "OneOf", "Or", "Port",
     "PortObject", "PortObjectSpec", "PortType", "PrimitiveType", "PythonNode", "Schema", "StringParameter",
     "StructType", "Table", "Version", "WorkflowExecutionError", "blob", "bool_", "category", "double",
-    "input_port", "input_table", "int32", "int64", "list_", "logical", "node", "null", "output_port",
-    "output_table", "parameter_group", "port_type", "string", "struct",
+    "input_port", "input_table", "input_table_group", "int32", "int64", "list_", "logical", "node", "null",
+    "output_port", "output_table", "output_table_group", "parameter_group", "port_type", "string", "struct",
 ]

@@ -3,7 +3,9 @@
 KNIME builds these around a Java-side context object (``java_ctx``); tests use the no-argument contexts of
 ``knime.extension.testing`` instead, which subclass these. Mirrored: ``flow_variables`` is a
 ``collections.UserDict`` with KNIME's key rules (``str`` keys, no new ``knime*`` names, no deletion);
-``set_progress`` type and range checks; ``get_workflow_data_area_dir`` is computed, not created. Stricter than
+``set_progress`` type and range checks; ``get_workflow_data_area_dir`` is computed, not created; the connected
+port numbers are 1 per plain port (even an unconnected optional one) and the size of each port group, read from the
+port maps of the Java-side context (``get_input_port_map``/``get_output_port_map``). Stricter than
 KNIME: unsupported flow variable values raise ``TypeError`` when set, not when KNIME reads them back after
 the node ran.
 """
@@ -14,6 +16,8 @@ import os
 from collections import UserDict
 from dataclasses import dataclass
 from typing import Any
+
+from knime.extension._ports import PortGroup
 
 _FLOW_VARIABLE_TYPES = (bool, int, float, str)
 
@@ -106,11 +110,18 @@ class ConfigurationContext(_BaseContext):
         self._java_ctx.set_warning(str(message))
 
     def get_connected_input_port_numbers(self) -> list[int]:
-        """One entry per declared port: ``1`` for a plain port, even an unconnected optional one."""
-        return [1 for _ in self._input_ports]  # type: ignore[union-attr]
+        """One entry per declared port: ``1`` for a plain port, even an unconnected optional one; for a port group
+        the number of ports it has."""
+        return _connected(self._input_ports, self._java_ctx.get_input_port_map())
 
     def get_connected_output_port_numbers(self) -> list[int]:
-        return [1 for _ in self._output_ports]  # type: ignore[union-attr]
+        return _connected(self._output_ports, self._java_ctx.get_output_port_map())
+
+
+def _connected(ports: list[Any] | None, port_map: dict[str, list[int]]) -> list[int]:
+    assert ports is not None
+    port_map = dict(port_map)
+    return [len(port_map.get(port.name, [])) if isinstance(port, PortGroup) else 1 for port in ports]
 
 
 class ExecutionContext(ConfigurationContext):

@@ -4,8 +4,9 @@ Mirrored (knext-api 5.1-5.3): class-level descriptors whose values live in ``ins
 default is stored on first read without validation; every assignment validates (``TypeError`` for types,
 ``ValueError`` for values); ``bool`` passes ``IntParameter``; a custom validator replaces the built-in check of
 Int/Double/Bool/String/Multiline parameters but is combined with it for ``EnumParameter``/``EnumSetParameter``;
-``EnumParameter`` stores member names and rejects member objects; ``StringParameter`` never checks ``enum``
-membership; rules only describe the dialog. Stricter than KNIME: ``choices`` must be a callable (static lists
+``EnumParameter`` stores member names and rejects member objects, and fails on a ``validator`` argument (a KNIME bug:
+only the ``@param.validator`` decorator works); ``StringParameter`` never checks ``enum`` membership; rules only
+describe the dialog. Stricter than KNIME: ``choices`` must be a callable (static lists
 need 5.8) and an ``EnumParameter`` default must be a member name (only 5.10+ converts members). Not provided:
 multi-column, column-filter, array, date/time and path parameters, ``Contains``, ``DialogContextCondition``,
 ``hidden_choices``.
@@ -320,10 +321,8 @@ class _EnumBase(_BaseParameter):
 
         return combined
 
-    def _check_option(self, value: Any) -> None:
-        if value not in self._enum.get_all_options():
-            options = "', '".join(self._enum.get_all_options())
-            raise ValueError(f"The selection '{value}' for parameter '{self._label}' is not one of '{options}'.")
+    def _options(self) -> str:
+        return "'" + "', '".join(self._enum.get_all_options()) + "'"
 
 
 class EnumParameter(_EnumBase):
@@ -349,11 +348,17 @@ class EnumParameter(_EnumBase):
             raise AttributeError(f"EnumParameter '{label}' with an enum needs a default_value (a member name)")
         elif isinstance(default_value, EnumParameterOptions):
             raise TypeError("default_value must be a member name (str); KNIME < 5.10 does not convert members")
+        if validator is not None:  # KNIME's own bug, mirrored: the argument fails there; use @param.validator
+            raise AttributeError("'EnumParameter' object has no attribute '_add_default_validator'")
         self._enum, self._style = enum, style
         super().__init__(label, description, default_value, validator, since_version, is_advanced)
 
     def _default_validator(self, value: Any) -> None:
-        self._check_option(value)
+        if value not in self._enum.get_all_options():
+            raise ValueError(
+                f"The selection '{value}' for parameter '{self._label}' is not one of the available options: "
+                f"{self._options()}."
+            )
 
 
 class EnumSetParameter(_EnumBase):
@@ -377,8 +382,11 @@ class EnumSetParameter(_EnumBase):
     def _default_validator(self, value: Any) -> None:
         if not isinstance(value, list):
             raise TypeError(f"{value} is of type {type(value)}, but should be a list.")
-        for item in value:
-            self._check_option(item)
+        if not set(value) <= set(self._enum.get_all_options()):
+            raise ValueError(
+                f"The selection '{value}' for parameter '{self._label}' is not a subset of the available options: "
+                f"{self._options()}."
+            )
 
 
 class ColumnParameter(_BaseParameter):
@@ -416,8 +424,8 @@ class ColumnParameter(_BaseParameter):
             )
         if not isinstance(specs[self._port_index], ks.Schema):
             raise TypeError(
-                f"The port index ({self._port_index}) of the column selection '{self._name}' does not point to a "
-                "table input."
+                f"The port at index {self._port_index} is not a table. The ColumnFilter can only be used for table "
+                f"ports. Available specs are: {specs}"
             )
 
 

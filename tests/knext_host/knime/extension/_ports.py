@@ -91,6 +91,22 @@ class Port:
             raise TypeError(f"{type(self)}s of type BINARY or CONNECTION must have a unique 'id' set")
 
 
+@dataclass
+class PortGroup:
+    """A group of ports the user adds in KNIME's UI (0 or more); the node gets and returns a list for it."""
+
+    type: PortType | str
+    name: str
+    description: str
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be of type str. Got {type(self.name)}.")
+        if not isinstance(self.description, str):
+            raise TypeError(f"description must be of type str. Got {type(self.description)}.")
+
+
 class _HostNodeBackend:
     """The runtime's port-type registry (installed by ``knime.extension.testing``)."""
 

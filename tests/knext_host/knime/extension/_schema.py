@@ -1,7 +1,8 @@
 """Column types, ``Column``, ``Schema`` and ``PortObjectSpec`` as in ``knime.api.schema`` (KNIME runtime).
 
-Mirrored: primitive types are singletons and print like KNIME's; ``logical()`` raises ``TypeError`` because no
-Python value factory is ever registered here (outside KNIME, types such as ``WorkflowTool`` do not exist);
+Mirrored: primitive types are singletons and print like KNIME's; ``logical()`` knows one type that KNIME's Java side
+registers, PNG images (``PIL.Image.Image``, see ``_png``), and raises ``TypeError`` for any other (outside KNIME,
+types such as ``WorkflowTool`` do not exist);
 ``Column`` equality includes ``metadata``; ``Schema`` has no ``len()``; indexing, ``append``, ``insert`` and
 ``remove`` return lazy ``_ColumnarView``s, and ``schema == view`` is ``False`` while ``view == schema`` works.
 Not provided: dictionary-encoded ``string``/``blob``, ``datetime()``, and ``Schema.serialize`` (KNIME-internal).
@@ -73,10 +74,32 @@ class StructType(KnimeType):
 
 
 class LogicalType(KnimeType):
-    """Exists for ``isinstance`` checks only: no logical type can be created in this host."""
+    """A column type KNIME registers from Java for a Python value type; the host has PNG images only."""
+
+    def __init__(self, value_type: str, display: str) -> None:
+        super().__init__()
+        self.value_type, self._display = value_type, display
 
     def __str__(self) -> str:
-        return "logical"
+        return self._display
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogicalType) and other.value_type == self.value_type
+
+    def __hash__(self) -> int:
+        return hash(("logical", self.value_type))
+
+    def to_pandas(self) -> Any:
+        """The pandas dtype of such a column, which keeps the type when no cell holds a value."""
+        from knime.extension._png import PngDtype
+
+        return PngDtype()
+
+
+_LOGICAL_TYPES = {"PIL.Image.Image": "PNG Image"}
+"""The Python value types KNIME registers that the host has, by full class name, with KNIME's type name."""
 
 
 _INT32 = PrimitiveType("Number (Integer)")
@@ -125,8 +148,17 @@ def struct(*inner_types: KnimeType) -> KnimeType:
 
 
 def logical(value_type: type) -> KnimeType:
-    """Always fails: KNIME registers logical types through Java plug-ins, which do not exist here (knext-api 8.1)."""
-    raise TypeError(f"{value_type} is not a known logical type")
+    """The column type of ``value_type``: PNG images for ``PIL.Image.Image``; any other type raises ``TypeError``
+    (KNIME registers logical types through Java plug-ins, knext-api 8.1)."""
+    name = f"{value_type.__module__}.{value_type.__qualname__}" if isinstance(value_type, type) else None
+    if name not in _LOGICAL_TYPES:
+        raise TypeError(f"{value_type} is not a known logical type")
+    return registered_logical_type(name)
+
+
+def registered_logical_type(value_type: str) -> LogicalType:
+    """The column type of the registered Python value type named ``value_type`` (a key of ``_LOGICAL_TYPES``)."""
+    return LogicalType(value_type, _LOGICAL_TYPES[value_type])
 
 
 class PortObjectSpec(ABC):

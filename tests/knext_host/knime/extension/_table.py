@@ -2,11 +2,14 @@
 
 Mirrored from the runtime (knext-api 6.4-6.6): RowID rules of ``from_pandas``/``from_pyarrow``; ``to_pandas``
 returns RowIDs as index named ``"<RowID>"`` and strings as ``string[python]``; ``to_pyarrow`` starts with a
-``"<RowID>"`` column; int8/int16/unsigned, bytes and dict columns from pandas raise ``ValueError``;
-``batches()`` works only on source tables (those KNIME hands to ``execute``); ``BatchOutputTable`` offers only
-``append``/``num_batches``. Stricter than the runtime, because KNIME fails later at its Java boundary anyway:
-duplicate RowIDs (``ValueError``) and duplicate column names (``RuntimeError``) are rejected when a table is
-built. Date/time columns fail here (``ValueError``/``TypeError``): KNIME's date/time types are not registered.
+``"<RowID>"`` column; PNG image cells (``_png``); a column KNIME's Python tables cannot write raises ``ValueError``
+("Data type '<Arrow type>' in column '<name>' is not supported in KNIME Python. ..."): from pandas int8/int16,
+unsigned, bytes and dict columns, from pyarrow binary (also ``large_binary``, in lists too), struct, and foreign
+extension types; ``batches()`` works only on source tables (those KNIME hands to ``execute``); ``Table()`` is
+abstract (``TypeError``); ``BatchOutputTable`` offers only ``append``/``num_batches``. Stricter than the runtime,
+because KNIME fails later at its Java boundary anyway: duplicate RowIDs (``ValueError``) and duplicate column names
+(``RuntimeError``) are rejected when a table is built; also stricter: float32 and dictionary-encoded pyarrow columns
+(KNIME converts them). Date/time columns fail here (``ValueError``): KNIME's date/time types are not registered.
 pandas and pyarrow are imported lazily, as in KNIME, so ``import knime.extension`` stays light.
 """
 
@@ -31,7 +34,7 @@ class Table:
     _data: pa.Table
 
     def __init__(self) -> None:
-        raise RuntimeError("Tables cannot be constructed directly; use Table.from_pandas or Table.from_pyarrow")
+        raise TypeError("Can't instantiate abstract class Table; use Table.from_pandas or Table.from_pyarrow")
 
     @classmethod
     def _wrap(cls, data: pa.Table) -> Table:
@@ -66,7 +69,7 @@ class Table:
     @property
     def schema(self) -> ks.Schema:
         fields = list(self._data.schema)[1:]
-        return ks.Schema([_knime_type(f.type, f.name) for f in fields], [f.name for f in fields])
+        return ks.Schema([_knime_type(f.type) for f in fields], [f.name for f in fields])
 
     def to_pyarrow(self, sentinel: str | int | None = None) -> pa.Table:
         if _ROW_ID in self.column_names:
@@ -84,11 +87,16 @@ class Table:
         import pandas as pd
 
         data = self.to_pyarrow(sentinel)
-        strings = pd.StringDtype("python", na_value=pd.NA)
-        columns = {
-            name: pd.array(col.to_pylist(), dtype=strings) if col.type == _pa().string() else col.to_numpy()
-            for name, col in zip(data.column_names[1:], data.columns[1:])
-        }
+        strings = pd.StringDtype("python")
+
+        def values(column: pa.ChunkedArray) -> Any:
+            from knime.extension._png import images, is_png_type
+
+            if column.type == _pa().string():
+                return pd.array(column.to_pylist(), dtype=strings)
+            return images(column) if is_png_type(column.type) else column.to_numpy()
+
+        columns = {name: values(column) for name, column in zip(data.column_names[1:], data.columns[1:])}
         return pd.DataFrame(columns, index=pd.Index(data.column(0).to_pylist(), dtype=strings, name=_ROW_ID))
 
     def batches(self) -> Iterator[Table]:
@@ -105,9 +113,14 @@ class Table:
 
 
 class _SourceTable(Table):
-    """A table as KNIME passes it into ``execute``: batched, with metadata on every schema column."""
+    """A table as KNIME passes it into ``execute``: batched, with metadata on every schema column.
+
+    ``_num_batches`` batches of ``_batch_size`` rows (the last may be shorter, even empty). A table without rows may
+    have no batch at all, and then, as in KNIME, ``to_pyarrow``/``to_pandas`` fail: pyarrow cannot build a column
+    from no chunks."""
 
     _batch_size: int
+    _num_batches: int
 
     @property
     def schema(self) -> ks.Schema:
@@ -115,11 +128,16 @@ class _SourceTable(Table):
 
     @property
     def num_batches(self) -> int:
-        return -(-self.num_rows // self._batch_size)
+        return self._num_batches
 
     def batches(self) -> Iterator[Table]:
-        for start in range(0, self.num_rows, self._batch_size):
-            yield Table._wrap(self._data.slice(start, self._batch_size))
+        for index in range(self._num_batches):
+            yield Table._wrap(self._data.slice(index * self._batch_size, self._batch_size))
+
+    def to_pyarrow(self, sentinel: str | int | None = None) -> pa.Table:
+        if not self._num_batches:
+            raise _pa().ArrowInvalid("cannot construct ChunkedArray from empty vector and omitted type")
+        return super().to_pyarrow(sentinel)
 
 
 class BatchOutputTable:
@@ -238,12 +256,23 @@ def _arrow_from_pandas(data: pd.DataFrame, row_ids: str, first_row: int = 0) -> 
 
 def _array_from_series(series: pd.Series, name: str) -> pa.Array:
     """Convert one column as KNIME's pandas bridge does, rejecting what KNIME rejects."""
+    from knime.extension._png import is_image, is_png_type, png_cells
+
     pa = _pa()
+    if is_image(next((value for value in series if value is not None), None)):
+        return png_cells(series)
     array = pa.Array.from_pandas(series)
+    if is_png_type(array.type):
+        return array
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    unsupported = ValueError(f"Data type '{series.dtype}' in column '{name}' is not supported in KNIME Python")
-    return array.cast(_pandas_target_type(array.type, unsupported))
+    return array.cast(_pandas_target_type(array.type, _unsupported(array.type, name)))
+
+
+def _unsupported(dtype: pa.DataType, name: str) -> ValueError:
+    return ValueError(
+        f"Data type '{dtype}' in column '{name}' is not supported in KNIME Python. Please use a different data type."
+    )
 
 
 def _pandas_target_type(dtype: pa.DataType, unsupported: Exception) -> pa.DataType:
@@ -280,7 +309,8 @@ def _arrow_from_pyarrow(data: pa.Table, row_ids: str, first_row: int = 0) -> pa.
     else:
         ids, rest = pa.array([f"Row{first_row + i}" for i in range(data.num_rows)], pa.string()), data
     for field in rest.schema:
-        _knime_type(field.type, field.name)
+        if not _writable(field.type):
+            raise _unsupported(field.type, field.name)
     return _assemble(ids, [c.combine_chunks() for c in rest.columns], rest.column_names)
 
 
@@ -307,25 +337,38 @@ def _check_unique_row_ids(data: pa.Table, seen: set[str]) -> None:
         seen.add(row_id)
 
 
-def _knime_type(dtype: pa.DataType, name: str) -> ks.KnimeType:
-    """Map an Arrow type like KNIME's Arrow backend does; anything else raises ``TypeError``."""
+def _primitive_types() -> dict[pa.DataType, ks.KnimeType]:
     pa = _pa()
-    primitives = {
+    return {
         pa.int32(): ks.int32(),
         pa.int64(): ks.int64(),
         pa.float64(): ks.double(),
         pa.bool_(): ks.bool_(),
         pa.string(): ks.string(),
-        pa.large_binary(): ks.blob(),
         pa.null(): ks.null(),
     }
-    if not isinstance(dtype, pa.ExtensionType) and dtype in primitives:
-        return primitives[dtype]
+
+
+def _writable(dtype: pa.DataType) -> bool:
+    """Whether KNIME's Python tables write a pyarrow column of this type: primitives, PNG cells, lists of them."""
+    from knime.extension._png import is_png_type
+
+    pa = _pa()
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return ks.list_(_knime_type(dtype.value_type, name))
-    if pa.types.is_struct(dtype):
-        return ks.struct(*(_knime_type(f.type, name) for f in dtype))
-    raise TypeError(f"Cannot convert PyArrow type {dtype} of column '{name}' to KNIME type")
+        return _writable(dtype.value_type)
+    return is_png_type(dtype) or (not isinstance(dtype, pa.ExtensionType) and dtype in _primitive_types())
+
+
+def _knime_type(dtype: pa.DataType) -> ks.KnimeType:
+    """The KNIME type of a column the host wrote (see ``_writable``), as KNIME's Arrow backend maps it."""
+    from knime.extension._png import is_png_type
+
+    pa = _pa()
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return ks.list_(_knime_type(dtype.value_type))
+    if is_png_type(dtype):
+        return ks.registered_logical_type("PIL.Image.Image")
+    return _primitive_types()[dtype]
 
 
 def _is_int(dtype: pa.DataType) -> bool:
@@ -363,6 +406,7 @@ _VALUE_CLASSES = {
     "Number (Float)": "org.knime.core.data.DoubleValue",
     "Boolean": "org.knime.core.data.BooleanValue",
     "String": "org.knime.core.data.StringValue",
+    "PNG Image": "org.knime.core.data.image.png.PNGImageValue",
 }
 
 

@@ -5,8 +5,10 @@ Mirrored (knext-api 1-2): ``@knext.node`` instantiates the class three times whi
 rejects parameters created in ``__init__``, sets the port lists and ``output_view`` on the instance, and wraps
 ``configure``/``execute`` so lazy views are materialized and tuples become lists. Port decorators prepend, so
 ports keep their top-to-bottom source order; a port decorator above ``@knext.node`` is silently lost.
-Stricter than KNIME: ``input_port``/``output_port`` reject anything but a ``PortType`` or built-in port type
-(KNIME fails only when it loads the extension). Not provided: binary, image and group ports, views.
+Table port groups (``input_table_group``/``output_table_group``, 5.3) are ``PortGroup``s whose names must be unique
+among the input (resp. output) groups (``ValueError``). Stricter than KNIME: ``input_port``/``output_port`` reject
+anything but a ``PortType`` or built-in port type (KNIME fails only when it loads the extension). Not provided:
+binary, image and non-table group ports, views.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from knime.extension._ports import (
     _BUILT_IN_PORT_TYPES,
     ConnectionPortObject,
     Port,
+    PortGroup,
     PortObject,
     PortType,
     get_port_type_for_id,
@@ -46,6 +49,7 @@ __all__ = [
     "InvalidParametersError",
     "NodeType",
     "Port",
+    "PortGroup",
     "PortObject",
     "PortType",
     "PythonNode",
@@ -56,9 +60,11 @@ __all__ = [
     "has_port_type_for_id",
     "input_port",
     "input_table",
+    "input_table_group",
     "node",
     "output_port",
     "output_table",
+    "output_table_group",
     "port_type",
 ]
 
@@ -124,8 +130,8 @@ class _Node:
     is_hidden: bool
     node_class: type
     factory: Callable[..., Any]
-    input_ports: list[Port] = field(default_factory=list)
-    output_ports: list[Port] = field(default_factory=list)
+    input_ports: list[Port | PortGroup] = field(default_factory=list)
+    output_ports: list[Port | PortGroup] = field(default_factory=list)
 
 
 _nodes: dict[str, _Node] = {}
@@ -189,14 +195,20 @@ def _unwrap_results(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _add_port(node_class: Any, slot: str, port: Port) -> Any:
+def _add_port(node_class: Any, slot: str, port: Port | PortGroup) -> Any:
     marker = f"__knime_added_{slot}"
     if getattr(node_class, slot, None) is None:
         setattr(node_class, slot, [])
         setattr(node_class, marker, True)
     elif not hasattr(node_class, marker):
         raise ValueError(f"Cannot use '{slot}' decorator on object which has an attribute '{slot}' already")
-    getattr(node_class, slot).insert(0, port)
+    ports = getattr(node_class, slot)
+    if isinstance(port, PortGroup) and any(isinstance(p, PortGroup) and p.name == port.name for p in ports):
+        raise ValueError(
+            f"A PortGroup named '{port.name}' already exists in the '{slot}' list. For Input and Output PortGroups, "
+            "the name of a PortGroup must be unique."
+        )
+    ports.insert(0, port)
     return node_class
 
 
@@ -222,3 +234,13 @@ def input_port(name: str, description: str, port_type: PortType, optional: bool 
 def output_port(name: str, description: str, port_type: PortType) -> Callable[[Any], Any]:
     port = Port(_checked_port_type(port_type), name, description)
     return lambda cls: _add_port(cls, "output_ports", port)
+
+
+def input_table_group(name: str, description: str) -> Callable[[Any], Any]:
+    """A group of input tables: ``configure`` gets a list of schemas, ``execute`` a list of tables."""
+    return lambda cls: _add_port(cls, "input_ports", PortGroup(PortType.TABLE, name, description))
+
+
+def output_table_group(name: str, description: str) -> Callable[[Any], Any]:
+    """A group of output tables: return a list with one schema (or table) per port the user added."""
+    return lambda cls: _add_port(cls, "output_ports", PortGroup(PortType.TABLE, name, description))

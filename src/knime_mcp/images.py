@@ -1,0 +1,58 @@
+"""Images as PNG: what a KNIME image cell holds, made from whatever image an MCP server sends.
+
+Layer: core, under the Tool Caller's result batches (:mod:`knime_mcp.batches`), which keep the PNG bytes in a plain
+binary Arrow column; the KNIME node turns that column into PNG image cells, since KNIME's Python tables have no raw
+binary column. An image arrives as base64 in any format (PNG, JPEG, GIF, WebP, BMP, TIFF, ...): it is decoded in
+full with Pillow, passed on as it is when it already is PNG, and converted to PNG otherwise (an animation keeps its
+first frame). Data that is not such an image raises :class:`ImageError`, which the caller makes that row's error.
+
+    png = to_png(result.images[0])
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from typing import TYPE_CHECKING
+
+from knime_mcp.results import ImagePart
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+__all__ = ["ImageError", "to_png"]
+
+_PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
+"""Pillow modes that PNG stores as they are; any other mode (CMYK, YCbCr, ...) is converted to RGB(A) first."""
+
+
+class ImageError(ValueError):
+    """Image data that cannot become a PNG image: not base64, in no format Pillow reads, or damaged."""
+
+
+def to_png(image: ImagePart) -> bytes:
+    """The image as PNG bytes. Pillow is imported here, on the first image, not with the caller."""
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    try:
+        data = base64.b64decode(image.data, validate=True)
+    except binascii.Error as exc:
+        raise ImageError(f"its data ({image.mime_type}) is not valid base64: {exc}") from exc
+    try:
+        with PILImage.open(io.BytesIO(data)) as decoded:
+            decoded.load()
+            return data if decoded.format == "PNG" else _encode_png(decoded)
+    except UnidentifiedImageError as exc:
+        raise ImageError(f"its data ({image.mime_type}) is in no image format that can be read") from exc
+    except (OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as exc:
+        raise ImageError(f"its data ({image.mime_type}) is damaged or too large: {exc}") from exc
+
+
+def _encode_png(image: Image) -> bytes:
+    if image.mode not in _PNG_MODES:
+        image = image.convert("RGBA" if "A" in image.mode or "transparency" in image.info else "RGB")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()

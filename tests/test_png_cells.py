@@ -1,0 +1,114 @@
+"""Images for KNIME's PNG image cells: the core's PNG conversion, and the Tool Caller's core against a server that
+sends images in many formats. The node's PNG image cells, on both hosts, are checked in tests/test_caller_node.py."""
+
+from __future__ import annotations
+
+import base64
+import io
+import shlex
+import sys
+
+import pyarrow as pa
+import pytest
+from PIL import Image
+
+from fixtures.python_servers import SERVERS_DIR
+from knime_mcp.caller import CallerOptions, call_table_sync
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ToolCallError
+from knime_mcp.images import ImageError, to_png
+from knime_mcp.results import ImagePart
+from knime_mcp.seal import seal_spec
+from knime_mcp.sync import SyncMcpClient
+from knime_mcp.tool import MCPTool
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _image(fmt: str, mode: str = "RGB", size: tuple[int, int] = (5, 4)) -> ImagePart:
+    buffer = io.BytesIO()
+    Image.new(mode, size).save(buffer, format=fmt)
+    return ImagePart(base64.b64encode(buffer.getvalue()).decode(), f"image/{fmt.lower()}")
+
+
+def _decoded(png: bytes) -> Image.Image:
+    assert png.startswith(PNG_SIGNATURE)
+    return Image.open(io.BytesIO(png))
+
+
+# -- the core: any image becomes PNG ---------------------------------------------------------------------------------
+
+
+def test_png_data_is_passed_on_as_it_came() -> None:
+    image = _image("PNG", "RGBA")
+    assert to_png(image) == image.bytes
+
+
+@pytest.mark.parametrize(
+    ("fmt", "mode"),
+    [("JPEG", "RGB"), ("JPEG", "CMYK"), ("GIF", "P"), ("WEBP", "RGBA"), ("BMP", "RGB"), ("TIFF", "CMYK")],
+)
+def test_other_image_formats_become_png_of_the_same_size_and_colour(fmt: str, mode: str) -> None:
+    image = _image(fmt, mode, (7, 3))
+    png = _decoded(to_png(image))
+    assert (png.format, png.size) == ("PNG", (7, 3))
+    assert png.convert("RGBA").getpixel((6, 2)) == Image.open(io.BytesIO(image.bytes)).convert("RGBA").getpixel((6, 2))
+
+
+@pytest.mark.parametrize(
+    ("data", "mime_type", "reason"),
+    [
+        ("not base64!", "image/png", "not valid base64"),
+        (base64.b64encode(b"plain text").decode(), "image/png", "in no image format that can be read"),
+        (base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"/>').decode(), "image/svg+xml", "no image format"),
+        (_image("PNG", size=(64, 64)).data[:60], "image/png", "damaged or too large"),
+    ],
+)
+def test_data_that_is_no_readable_image_raises_an_image_error_that_says_why(
+    data: str, mime_type: str, reason: str
+) -> None:
+    with pytest.raises(ImageError, match=reason) as caught:
+        to_png(ImagePart(data, mime_type))
+    assert mime_type in str(caught.value)
+
+
+# -- the Tool Caller against a server that sends images in many formats ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def picture() -> MCPTool:
+    """tests/servers/image_server.py's `picture` tool, over stdio, sealed as the MCP Tool Provider seals it."""
+    spec = seal_spec(ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "image_server.py")])))
+    with SyncMcpClient(spec) as client:
+        (tool,) = client.list_tools()
+    return tool
+
+
+def _call(tool: MCPTool, formats: list[str], on_error: str) -> pa.Table:
+    written: list[pa.RecordBatch] = []
+    batches = [pa.record_batch({"format": formats})]
+    call_table_sync(tool, batches, written.append, options=CallerOptions(on_error=on_error))  # type: ignore[arg-type]
+    return pa.Table.from_batches(written)
+
+
+def test_the_image_column_holds_png_for_every_format_a_server_sends(picture: MCPTool) -> None:
+    formats = ["png", "jpeg", "gif", "webp", "bmp", "tiff", "cmyk"]
+    out = _call(picture, formats, "fail")
+    assert out.schema.field("Image").type == pa.large_binary()
+    assert [_decoded(png).size for png in out.column("Image").to_pylist()] == [(4, 3)] * len(formats)
+    assert not any(out.column("Is error").to_pylist())
+
+
+def test_an_image_that_cannot_be_read_is_that_rows_error_and_its_text_is_kept(picture: MCPTool) -> None:
+    out = _call(picture, ["svg", "jpeg", "broken"], "column").to_pylist()
+    assert [row["Is error"] for row in out] == [True, False, True]
+    assert [row["Image"] is None for row in out] == [True, False, True]
+    assert [row["Result"] for row in out] == ["a svg picture", "a jpeg picture", "a broken picture"]
+    assert "returned an image that cannot be stored" in out[0]["Error"] and "image/svg+xml" in out[0]["Error"]
+    assert "damaged" in out[2]["Error"]
+
+
+def test_in_fail_mode_an_unreadable_image_fails_the_run_at_its_row_with_a_hint(picture: MCPTool) -> None:
+    with pytest.raises(ToolCallError, match=r"^Row 2: Tool 'picture' returned an image") as caught:
+        _call(picture, ["png", "svg"], "fail")
+    assert "error column" in (caught.value.hint or "")
