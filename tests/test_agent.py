@@ -111,6 +111,21 @@ def test_each_tool_is_offered_with_its_parameter_schema(http_tools: list[MCPTool
     assert offered["add"]["description"].startswith(add.description)
 
 
+def test_only_the_tools_the_policy_allows_are_offered_and_the_run_says_which_were_left_out(
+    http_tools: list[MCPTool],
+) -> None:
+    model = scripted(AIMessage("nothing to do"))
+
+    result = run(model, http_tools)
+
+    offered = {spec["function"]["name"] for spec in model.requests[0][1] or []}
+    assert offered == {tool.name for tool in http_tools} - {"delete_record"}
+    assert result.warnings == [
+        "Not offered to the model: tool 'delete_record' is annotated destructive and the destructive-tool policy "
+        "blocks it; ask the workflow builder to allow destructive tools"
+    ]
+
+
 # -- several calls per message --------------------------------------------------------------------------------------
 
 
@@ -471,7 +486,7 @@ def test_the_cli_agent_prints_json_and_exits_non_zero_when_the_run_stops_early(d
             "--prompt", "Loop.", "--iteration-limit", "2", "--format", "json",
         )  # fmt: skip
     printed = json.loads(out)
-    assert code == 1 and err.startswith("Error: The model was still calling tools after 2 model calls")
+    assert code == 1 and err.splitlines()[-1].startswith("Error: The model was still calling tools after 2 model calls")
     assert [row["Role"] for row in printed["conversation"]][-1] is None
     assert [entry["status"] for entry in printed["tool_calls"]] == ["ok", "ok"]
 
@@ -484,3 +499,18 @@ def test_the_cli_agent_names_a_missing_api_key_variable(demo_http_url: str) -> N
 def test_the_cli_agent_refuses_one_name_for_several_servers(demo_http_url: str) -> None:
     code, _, err = _cli("agent", "--model", "m", "--name", "x", demo_http_url, demo_http_url, "--prompt", "Hi")
     assert code == 2 and "--name" in err
+
+
+def test_the_cli_agent_names_the_tools_it_left_out_and_can_treat_unannotated_tools_as_destructive(
+    demo_http_url: str, paged_server_url: str
+) -> None:
+    with FakeOpenAIEndpoint([answer("Done."), answer("Done.")]) as endpoint:
+        base = ("agent", "--base-url", endpoint.base_url, "--model", "fake", "--prompt", "Hi.")
+        code, _, err = _cli(*base, demo_http_url, paged_server_url)
+        strict_code, _, strict_err = _cli(*base, paged_server_url, "--unannotated-destructive")
+    assert code == 0 and strict_code == 0
+    assert "Warning: Not offered to the model: tool 'delete_record' is annotated destructive" in err
+    assert "Warning: Offered without MCP annotations, so not known to be safe: 'tool_00'" in err
+    demo_tools = len(_listed(ServerSpec(target=demo_http_url)))
+    assert [len(request.get("tools", [])) for request in endpoint.requests] == [demo_tools - 1 + 25, 0]
+    assert "Warning: Not offered to the model: tool 'tool_24' has no MCP annotations" in strict_err

@@ -163,6 +163,27 @@ def test_a_tool_with_only_output_ports_keeps_flat_parameters_and_adds_its_tables
     assert "No tables yet" in model.requests[0][0][0].text
 
 
+class VerboseContext(ToolContext):
+    """A workflow whose message is far longer than the output cap."""
+
+    def _execute_tool(self, tool: Any, parameters: dict[str, Any], inputs: list[Any], hints: dict[str, str]) -> Any:
+        message, *rest = super()._execute_tool(tool, parameters, inputs, hints)
+        return (f"{message}\n{'log line ' * 5000}", *rest)
+
+
+def test_the_ids_of_a_tools_new_tables_reach_the_model_however_long_its_message_is() -> None:
+    ctx = VerboseContext(outputs=sampled)
+    model = scripted(
+        calls(("c1", "Row_Sampler", {"configuration": {"rows": 2}, "data_inputs": {"sales": 0}})), AIMessage("Done.")
+    )
+    result, repository = run_with(model, ctx, config=AgentConfig(output_cap=1000))
+    reply = tool_replies(result)[0].text
+    assert len(reply.encode()) < 2000 and "log line" in reply  # the message was capped ...
+    assert '"id": 1, "name": "Row Sampler: sample"' in reply  # ... but not the note naming the new table
+    assert reply.index("Data repository update") > reply.rindex("log line")
+    assert [table.name for table in repository.tables] == ["input_table_1", "Row Sampler: sample"]
+
+
 # -- errors go back to the model --------------------------------------------------------------------------------------
 
 
@@ -288,6 +309,16 @@ def test_record_values_of_mixed_types_become_json_text_and_reserved_names_are_re
     table = records_table([{"v": 1, "<RowID>": "r1", " ": 0}, {"v": "one"}, {"v": {"n": 1}}])
     assert table is not None and table.column_names == ["v", "<RowID> (data)", "Column 3"]
     assert table.column("v").to_pylist() == ["1", "one", '{"n": 1}']
+
+
+def test_keys_that_would_get_the_same_column_name_get_numbered_columns_and_keep_their_values() -> None:
+    records = [{"<RowID>": "r1", "<RowID> (data)": "d1", "": 1, "Column 3": 2, "Column 3 (#1)": 3, "  ": 4}]
+    table = records_table(records)
+    assert table is not None
+    assert table.column_names == [
+        "<RowID> (data)", "<RowID> (data) (#1)", "Column 3", "Column 3 (#1)", "Column 3 (#1) (#1)", "Column 6",
+    ]  # fmt: skip
+    assert table.to_pylist() == [dict(zip(table.column_names, ["r1", "d1", 1, 2, 3, 4], strict=True))]
 
 
 def test_the_repository_outputs_the_newest_tables_oldest_first() -> None:

@@ -241,6 +241,19 @@ def test_without_data_the_model_is_told_nothing_about_a_repository(monkeypatch: 
     assert outputs == [] and "Data repository" not in requests[0]["messages"][0]["content"]
 
 
+def test_a_tool_with_only_output_ports_puts_the_repository_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = StandInToolPort("loaded", spec=table_spec({"Amount": "Number (Float)"}))
+    load = workflow_tool("Load", "Loads sales.", {}, output_ports=[loaded])
+    tools = workflow_tools_table([load], monkeypatch)
+    ctx = DataToolContext()
+    ctx.outputs = lambda tool, parameters, inputs: [node_host.source_table(pd.DataFrame({"Amount": [1.5, 2.5]}))]
+    script = [tool_calls(("c1", "Load", {})), answer("Loaded.")]
+    _, log, outputs, requests = _execute(script, ctx, tools, [], outputs=0)
+    assert list(log["Status"]) == ["ok"] and outputs == []
+    assert "Data repository" in requests[0]["messages"][0]["content"]
+    assert '"id": 0, "name": "Load: loaded"' in _tool_reply(requests, "c1")
+
+
 def test_the_records_of_an_mcp_result_become_a_table_that_leaves_the_node(demo_http_url: str) -> None:
     provider = MCPToolProvider()
     provider.server.server = demo_http_url

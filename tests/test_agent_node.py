@@ -36,7 +36,9 @@ from workflow_tools import ExecutesWorkflowTools, workflow_tool, workflow_tools_
 pytestmark = pytest.mark.knime_node
 
 API_KEY = "sk-node-canary-5b2e"
-CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
+OLDER_CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
+"""The conversation columns before the Image column: tables of older workflows, still accepted as history."""
+CONVERSATION = [*OLDER_CONVERSATION, "Image"]
 LOG = [
     "Turn", "Tool Call ID", "Tool", "Kind", "Server", "Arguments", "Status", "Error", "Duration (ms)", "Attempts",
     "Result Size", "Result",
@@ -122,11 +124,12 @@ def test_configure_gives_the_conversation_and_log_specs_without_connecting(demo_
         _agent("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
     assert conversation.column_names == CONVERSATION and log.column_names == LOG
+    assert str(conversation["Image"].ktype) == "PNG Image" and conversation["Images"].ktype == knext.string()
     assert log["Turn"].ktype == knext.int64() and log["Duration (ms)"].ktype == knext.double()
     (with_errors, _, _) = node_host.configure_node(
         _agent("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
-    assert with_errors.column_names == [*CONVERSATION, "Error"]
+    assert with_errors.column_names == [*CONVERSATION, "Error"] and str(with_errors["Image"].ktype) == "PNG Image"
 
 
 def test_a_tools_table_without_tool_columns_is_an_invalid_setting() -> None:
@@ -208,6 +211,66 @@ def test_the_conversation_output_fed_back_as_history_continues_the_conversation(
     assert list(second["Content"])[len(first) :] == ["Doubled?", "10"] and log.empty
 
 
+def _columns(schema: knext.Schema) -> list[tuple[str, knext.KnimeType]]:
+    """What KNIME compares between the spec of ``configure`` and the table of ``execute``: names and types."""
+    return [(column.name, column.ktype) for column in schema]
+
+
+@pytest.mark.parametrize("errors", ["FAIL", "COLUMN"])
+def test_a_chart_a_tool_returns_is_a_png_image_cell_of_the_conversation(demo_tools_table: Any, errors: str) -> None:
+    import PIL.Image
+
+    # Given a model that has the demo server render a chart of three bars
+    script = [tool_calls(("c1", "render_chart", {"values": [1.0, 2.0, 3.0]})), answer("Three bars.")]
+    ctx = ExecuteContext({"llm": ("", API_KEY)})
+    node = _agent("Chart 1, 2, 3.", errors=errors)
+    with FakeOpenAIEndpoint(script) as endpoint:
+        model = _model_port(endpoint.base_url)
+        (spec, _, _) = node_host.configure_node(node, ConfigureContext(), model.spec, demo_tools_table.schema, None, [])
+        table, _, _ = node_host.execute_node(node, ctx, model, demo_tools_table, None, [])
+    # Then the conversation has the columns configure declared, Image as KNIME's PNG image cells
+    assert _columns(table.schema) == _columns(spec) and str(table.schema["Image"].ktype) == "PNG Image"
+    # And the message that brings the tool's image to the model shows the chart: 3 bars of 6 px, 2 px apart, 48 high
+    frame = table.to_pandas()
+    has_image = frame["Image"].map(lambda image: isinstance(image, PIL.Image.Image))
+    assert list(frame["Role"]) == ["user", "assistant", "tool", "user", "assistant"]
+    assert has_image.tolist() == [False, False, False, True, False] and frame["Image"][~has_image].isna().all()
+    assert frame["Image"].iloc[3].size == (26, 48)
+    assert json.loads(frame["Images"].iloc[3])[0].startswith("data:image/png;base64,")
+
+
+@pytest.mark.parametrize("made_by", ["this version", "an older version"])
+def test_a_conversation_with_a_chart_continues_with_or_without_the_image_column(
+    demo_tools_table: Any, made_by: str
+) -> None:
+    import PIL.Image
+
+    # Given a conversation with a chart, as this node outputs it (PNG image cells in Image) or as it did before the
+    # Image column (the chart only in Images)
+    tools = demo_tools_table
+    script = [tool_calls(("c1", "render_chart", {"values": [2.0]})), answer("One bar.")]
+    with FakeOpenAIEndpoint(script) as endpoint:
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        first, _, _ = node_host.execute_node(_agent("Chart 2."), ctx, _model_port(endpoint.base_url), tools, None, [])
+    if made_by == "an older version":
+        history = node_host.source_table(first.to_pandas()[OLDER_CONVERSATION].reset_index(drop=True))
+        assert history.column_names == OLDER_CONVERSATION
+    else:
+        history = node_host.source_table(first)
+        assert str(history.schema["Image"].ktype) == "PNG Image"
+    # When the agent is configured with it and continues it
+    with FakeOpenAIEndpoint([answer("Still one bar.")]) as endpoint:
+        model = _model_port(endpoint.base_url)
+        node_host.configure_node(_agent("And now?"), ConfigureContext(), model.spec, tools.schema, history.schema, [])
+        second, _ = _run(_agent("And now?"), ExecuteContext({"llm": ("", API_KEY)}), model, tools, history)
+    # Then the model sees the history with its chart, and the output shows the chart in the Image column again
+    sent = endpoint.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user", "assistant", "user"]
+    assert any(part.get("type") == "image_url" for part in sent[4]["content"])
+    assert list(second.columns) == CONVERSATION and list(second["Content"])[-2:] == ["And now?", "Still one bar."]
+    assert isinstance(second["Image"].iloc[3], PIL.Image.Image) and second["Image"].iloc[3].size == (10, 48)
+
+
 def test_the_error_column_mode_outputs_the_error_instead_of_failing(demo_tools_table: Any) -> None:
     looping = [tool_calls((f"c{i}", "echo", {"text": "again"})) for i in range(3)]
     with FakeOpenAIEndpoint(looping) as endpoint:
@@ -284,22 +347,55 @@ def test_mcp_tools_whose_credential_is_not_connected_are_an_invalid_setting(
         _run(_agent("Hi"), ExecuteContext({"llm": ("", API_KEY)}), _model_port("http://127.0.0.1:1/v1"), tools)
 
 
-def test_a_destructive_tool_is_blocked_by_default_and_the_model_is_told_why(demo_tools_table: Any) -> None:
-    script: list[Reply] = [tool_calls(("c1", "delete_record", {"record_id": "r1"})), answer("It was not allowed.")]
-    with FakeOpenAIEndpoint(script) as endpoint:
+def _offered(request: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools", [])]
+
+
+def test_a_destructive_tool_is_not_offered_by_default_and_the_warning_and_log_name_it(
+    demo_tools_table: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given the demo server's tools, one of them annotated destructive
+    script: list[Reply] = [tool_calls(("c1", "delete_record", {"record_id": "r1"})), answer("It is not there.")]
+    with FakeOpenAIEndpoint(script) as endpoint, caplog.at_level("WARNING", logger="knime_mcp.agent"):
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        conversation, log = _run(_agent("Delete r1."), ctx, _model_port(endpoint.base_url), demo_tools_table)
-    assert list(log["Status"]) == ["blocked"]
-    tool_reply = conversation[conversation["Role"] == "tool"]["Content"].iloc[0]
-    assert "destructive" in tool_reply and "not made" in tool_reply
+        # When the agent runs with the default tool policy
+        _, log = _run(_agent("Delete r1."), ctx, _model_port(endpoint.base_url), demo_tools_table)
+    # Then the model is never offered it, a call of it anyway names no tool, and the warning and the log say why
+    offered = _offered(endpoint.requests[0])
+    assert "echo" in offered and "delete_record" not in offered
+    assert list(log["Status"]) == ["unknown_tool"]
+    assert "Not offered to the model: tool 'delete_record' is annotated destructive" in ctx.warnings[-1]
+    assert "tool 'delete_record' is annotated destructive" in caplog.text
 
 
-def test_the_deny_list_blocks_a_tool_that_the_destructive_policy_allows(demo_tools_table: Any) -> None:
-    script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Denied.")]
-    with FakeOpenAIEndpoint(script) as endpoint:
+def test_the_deny_list_leaves_out_a_tool_that_the_destructive_policy_allows(demo_tools_table: Any) -> None:
+    with FakeOpenAIEndpoint([answer("Denied.")]) as endpoint:
         node = _agent("Echo hi.", deny="^echo$", destructive="ALLOW")
-        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools_table)
-    assert list(log["Status"]) == ["blocked"] and "deny-list" in log["Error"].iloc[0]
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
+    offered = _offered(endpoint.requests[0])
+    assert "echo" not in offered and "delete_record" in offered
+    assert "tool 'echo' matches the tool deny-list '^echo$'" in ctx.warnings[-1]
+
+
+@pytest.mark.parametrize("unannotated_destructive", [False, True])
+def test_tools_without_annotations_are_offered_and_named_unless_treated_as_destructive(
+    paged_server_url: str, unannotated_destructive: bool
+) -> None:
+    # Given a server that annotates none of its 25 tools, as most FastMCP and mcp 1.x servers
+    tools = _tools_table((paged_server_url, "", {}))
+    with FakeOpenAIEndpoint([answer("Done.")]) as endpoint:
+        ctx = ExecuteContext({"llm": ("", API_KEY)})
+        node = _agent("Hi.", unannotated_destructive=unannotated_destructive)
+        _run(node, ctx, _model_port(endpoint.base_url), tools)
+    offered = _offered(endpoint.requests[0])
+    if unannotated_destructive:
+        # Then with the setting on, none is offered, and the warning says which setting blocked them
+        assert offered == [] and "tool 'tool_00' has no MCP annotations" in ctx.warnings[-1]
+    else:
+        # Then by default all are offered, and the warning names them as not known to be safe
+        assert len(offered) == 25
+        assert "Offered without MCP annotations, so not known to be safe: 'tool_00', 'tool_01'" in ctx.warnings[-1]
 
 
 def _edited(tools: Any, **server_changes: Any) -> Any:
@@ -337,7 +433,7 @@ def test_a_tools_table_edited_after_the_provider_is_data_and_its_loopback_server
 def test_tools_and_conversation_tables_without_rows_or_batches_run_the_model_without_tools() -> None:
     # Given a tools table and a conversation table without rows, which KNIME may hand over without any batch
     tools = node_host.source_table(pd.DataFrame({"MCP Tool": pd.Series([], dtype=str)}))
-    history = node_host.source_table(pd.DataFrame({column: pd.Series([], dtype=str) for column in CONVERSATION}))
+    history = node_host.source_table(pd.DataFrame({column: pd.Series([], dtype=str) for column in OLDER_CONVERSATION}))
     # When the agent runs
     with FakeOpenAIEndpoint([answer("Hello.")]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)})

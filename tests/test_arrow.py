@@ -261,3 +261,28 @@ def test_five_thousand_tools_survive_the_arrow_table_and_back() -> None:
     tools = realistic_tools(5_000)
 
     assert tools_from_arrow(ipc_round_trip(tools_to_arrow(tools))) == tools
+
+
+def test_whether_a_tool_is_annotated_and_needs_a_task_survives_the_arrow_table_and_the_knime_frame() -> None:
+    from knime_mcp.tool import ToolAnnotations
+
+    tools = [make_tool("plain"), make_tool("research", task_support="required", annotations=ToolAnnotations(
+        read_only=True, destructive=False, annotated=True))]  # fmt: skip
+
+    for back in (tools_from_arrow(tools_to_arrow(tools)), tools_from_frame(tools_to_frame(tools))):
+        assert [(tool.annotations.annotated, tool.task_support) for tool in back] == [
+            (False, "forbidden"),
+            (True, "required"),
+        ]
+
+
+def test_a_struct_written_before_annotated_and_task_support_existed_reads_with_the_hints_at_face_value() -> None:
+    storage = tools_to_arrow([make_tool("delete_record")]).column(0).combine_chunks().storage
+    older = pa.StructArray.from_arrays(
+        [storage.field(name) for name in storage.type.names if name not in ("annotated", "task_support")],
+        fields=[field for field in storage.type if field.name not in ("annotated", "task_support")],
+    )
+
+    (tool,) = tools_from_arrow(pa.table({"MCP Tool": older}))
+
+    assert tool.annotations.annotated and tool.annotations.destructive and tool.task_support == "forbidden"

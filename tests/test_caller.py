@@ -30,7 +30,7 @@ from knime_mcp.seal import seal_spec
 from knime_mcp.sync import SyncMcpClient
 from knime_mcp.tool import MCPTool
 
-RESULTS = ["Result", "Structured result", "Image", "Is error", "Error", "Duration (ms)"]
+RESULTS = ["Result", "Structured result", "Image", "Other content", "Is error", "Error", "Duration (ms)"]
 FAST_RETRIES = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.05)
 
 
@@ -394,3 +394,129 @@ def test_a_tool_not_sealed_here_is_refused_before_any_row_unless_all_servers_are
 
     call_table_sync(edited, rows, written.append, options=CallerOptions(trust_all_servers=True))
     assert sum(batch.num_rows for batch in written) == 2
+
+
+def test_a_tool_that_writes_runs_one_call_at_a_time_so_no_created_entity_is_lost(
+    memory_stdio_command: list[str], tmp_path: Path
+) -> None:
+    # Given server-memory, whose create_entities (not read-only) rewrites one graph file per call
+    spec = ServerSpec(target=shlex.join(memory_stdio_command), env={"MEMORY_FILE_PATH": str(tmp_path / "graph.jsonl")})
+    tools = _tools(spec)
+    entities = [json.dumps([{"name": f"entity-{n}", "entityType": "test", "observations": []}]) for n in range(8)]
+    # When the Tool Caller creates one entity per row with the default options
+    table, _ = _run(tools["create_entities"], _batches({"entities": entities}, 8), trust_all_servers=True)
+    # Then every row succeeded and the graph holds every entity
+    assert not any(table.column("Is error").to_pylist())
+    with SyncMcpClient(spec) as client:
+        graph = client.call_tool("read_graph", {}).structured
+    assert sorted(entity["name"] for entity in graph["entities"]) == sorted(f"entity-{n}" for n in range(8))
+
+
+def test_a_tool_that_runs_only_as_a_task_is_refused_with_the_reason_and_what_to_do(
+    everything_stdio_command: list[str],
+) -> None:
+    # Given server-everything's simulate-research-query, which declares execution.taskSupport "required"
+    tool = _tools(ServerSpec(target=shlex.join(everything_stdio_command)))["simulate-research-query"]
+    # When the Tool Caller calls it for two rows
+    # Then no call is made, and the run stops at the first row saying why and what to do
+    with pytest.raises(ToolCallError) as caught:
+        _run(tool, _batches({"topic": ["MCP", "KNIME"]}, 2), trust_all_servers=True)
+    assert str(caught.value) == (
+        "Row 1: The call was not made: tool 'simulate-research-query' can only run as an MCP task "
+        "(execution.taskSupport 'required'), which knime-mcp does not support yet. "
+        "Hint: Leave this tool out until knime-mcp runs MCP tasks."
+    )
+
+
+def test_default_concurrency_applies_to_read_only_tools_and_an_explicit_choice_to_any_tool(
+    demo: dict[str, MCPTool],
+) -> None:
+    options = CallerOptions()
+    assert options.concurrency_for(demo["echo"]) == 4
+    assert options.concurrency_for(demo["create_order"]) == 1
+    assert options.concurrency_for(demo["delete_record"]) == 1
+    assert CallerOptions(concurrency=8, concurrent_writes=True).concurrency_for(demo["create_order"]) == 8
+
+
+def test_the_cli_sends_csv_values_as_written_and_converts_them_only_by_the_parameters_type(
+    demo_http_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a CSV whose texts look like numbers, for a string parameter and for integer parameters
+    echoed, added = tmp_path / "echo.csv", tmp_path / "add.csv"
+    echoed.write_text("text\n007\n1e3\ntrue\n")
+    added.write_text("a,b\n007,1\n")
+    # When the CLI calls echo and add for them
+    assert (
+        main(["call-table", demo_http_url, "echo", "--input", str(echoed), "--output", str(tmp_path / "e.parquet")])
+        == 0
+    )
+    assert (
+        main(["call-table", demo_http_url, "add", "--input", str(added), "--output", str(tmp_path / "a.parquet")]) == 0
+    )
+    # Then the string parameter gets the text unchanged, and the integer parameters get numbers
+    assert pq.read_table(tmp_path / "e.parquet").column("Result").to_pylist() == ["007", "1e3", "true"]
+    assert pq.read_table(tmp_path / "a.parquet").column("Result").to_pylist() == ["8"]
+
+
+def test_the_cli_leaves_out_the_parameter_of_an_empty_csv_cell_and_sends_a_quoted_empty_one(
+    demo_http_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a CSV of orders whose note is empty in one row and a quoted empty text in the other
+    customer = json.dumps({"name": "Ada", "email": "ada@example.com"}).replace('"', '""')
+    items = json.dumps([{"sku": "A-1", "quantity": 2}]).replace('"', '""')
+    source, target = tmp_path / "orders.csv", tmp_path / "orders.parquet"
+    source.write_text(f'customer,items,note\n"{customer}","{items}",\n"{customer}","{items}",""\n')
+    # When the CLI creates the orders
+    assert main(["call-table", demo_http_url, "create_order", "--input", str(source), "--output", str(target)]) == 0
+    # Then the first call had no note at all, and the second an empty one
+    results = pq.read_table(target)
+    assert results.column("Is error").to_pylist() == [False, False]
+    notes = [json.loads(text)["note"] for text in results.column("Structured result").to_pylist()]
+    assert notes == [None, ""]
+    assert pq.read_table(target).column("note").to_pylist() == [None, ""]
+
+
+def test_a_result_that_breaks_the_tools_output_schema_is_a_tool_error_that_keeps_the_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a real server whose count_words sends its integer count as text
+    command = [sys.executable, str(SERVERS_DIR / "schema_breaking_server.py")]
+    tool = _tools(ServerSpec(target=shlex.join(command)))["count_words"]
+    # When the Tool Caller calls it in error-column mode
+    table, _ = _run(tool, _batches({"text": ["a b c"]}, 1), on_error="column", trust_all_servers=True)
+    # Then the row is a tool error that says what did not match, and keeps the result
+    assert table.column("Is error").to_pylist() == [True]
+    assert table.column("Result").to_pylist() == ["3 words"]
+    assert json.loads(table.column("Structured result")[0].as_py()) == {"count": "3"}
+    error = table.column("Error")[0].as_py()
+    assert error.startswith("The result does not match the tool's output schema: '3' is not of type 'integer'")
+    # And the CLI exits with a tool error (4), not a connection error, after printing the result
+    assert main(["call", "--", *command, "--", "count_words", "--args", '{"text": "a b c"}']) == 4
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["structured"] == {"count": "3"}
+    assert "does not match the tool's output schema" in captured.err and "running" not in captured.err
+
+
+def test_embedded_resources_and_resource_links_reach_the_other_content_column(
+    everything_stdio_command: list[str],
+) -> None:
+    # Given server-everything's tools that answer with an embedded gzip file (a binary resource) and resource links
+    import base64
+    import gzip
+
+    everything = _tools(ServerSpec(target=shlex.join(everything_stdio_command)))
+    hello = "data:text/plain;base64," + base64.b64encode(b"hello knime").decode()
+    gzip_rows = pa.table({"name": ["hello.txt.gz"], "data": [hello], "outputType": ["resource"]})
+    # When the Tool Caller calls them
+    gzipped, _ = _run(everything["gzip-file-as-resource"], [gzip_rows])
+    linked, _ = _run(everything["get-resource-links"], [pa.table({"count": [2]})])
+    # Then the gzip file is there, whole, as base64 (before, the row was a success with no data at all)
+    (resource,) = json.loads(gzipped.column("Other content")[0].as_py())
+    assert resource["type"] == "resource" and resource["mime_type"] == "application/gzip"
+    assert gzip.decompress(base64.b64decode(resource["blob"])) == b"hello knime"
+    # And each resource link keeps its address, name and type, beside the text in Result
+    links = json.loads(linked.column("Other content")[0].as_py())
+    assert [link["type"] for link in links] == ["resource_link", "resource_link"]
+    assert all(link["uri"].startswith("demo://resource/") and link["name"] for link in links)
+    assert "2 resource links" in linked.column("Result")[0].as_py()
+    assert not any(gzipped.column("Is error").to_pylist() + linked.column("Is error").to_pylist())

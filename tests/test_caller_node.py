@@ -19,7 +19,7 @@ from node_contexts import ConfigureContext, ExecuteContext
 
 pytestmark = pytest.mark.knime_node
 
-RESULTS = ["Result", "Structured result", "Image", "Is error", "Error", "Duration (ms)"]
+RESULTS = ["Result", "Structured result", "Image", "Other content", "Is error", "Error", "Duration (ms)"]
 
 
 def _caller(**settings: object):  # type: ignore[no-untyped-def]
@@ -60,7 +60,8 @@ def test_configure_appends_the_result_columns_to_the_input_spec(demo_tools: knex
     import PIL.Image
 
     assert [spec[name].ktype for name in RESULTS] == [
-        knext.string(), knext.string(), knext.logical(PIL.Image.Image), knext.bool_(), knext.string(), knext.double()
+        knext.string(), knext.string(), knext.logical(PIL.Image.Image), knext.string(), knext.bool_(), knext.string(),
+        knext.double(),
     ]  # fmt: skip
 
 

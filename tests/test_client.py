@@ -281,6 +281,21 @@ async def test_stdio_server_that_exits_at_start_reports_what_it_printed(fake_exi
     assert "printed" in str(caught.value)
 
 
+async def test_a_token_the_server_prints_is_masked_in_the_error(
+    fake_exit_stdio_command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stdio server given its token through the environment, which prints it at start-up and then fails
+    monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-51c7e0")
+    spec = _stdio(fake_exit_stdio_command, env={"FAKE_SERVER_TOKEN": "${KNIME_MCP_TEST_TOKEN}"})
+    # When connecting fails
+    with pytest.raises(ServerConnectError) as caught:
+        async with McpClient(spec):
+            pass
+    # Then what it printed is relayed, with the token masked
+    assert "fake server: using token ***" in str(caught.value)
+    assert "tok-canary-51c7e0" not in str(caught.value) and "tok-canary-51c7e0" not in repr(caught.value.args)
+
+
 async def test_malformed_frames_from_a_broken_server_are_a_clear_error(fake_malformed_stdio_command: list[str]) -> None:
     with pytest.raises(ServerConnectError, match="not MCP JSON-RPC") as caught:
         async with McpClient(_stdio(fake_malformed_stdio_command, timeouts=Timeouts(connect=3.0))):

@@ -92,3 +92,18 @@ def test_http_transports_refuse_a_command_line() -> None:
 def test_timeouts_must_be_positive() -> None:
     with pytest.raises(ConfigError):
         Timeouts(connect=0)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Authorization": "Bearer abc123"}, {"X-API-Key": "abc123"}, {"Cookie": "session=abc123"}],
+)
+def test_a_credential_header_written_out_is_refused_so_no_secret_sits_in_settings(headers: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match="holds a literal secret") as refused:
+        ServerSpec(target="http://127.0.0.1:9/mcp", headers=headers)
+    assert "abc123" not in str(refused.value)
+
+
+def test_credential_headers_referencing_the_environment_and_plain_headers_are_kept() -> None:
+    headers = {"Authorization": "Bearer ${TOKEN}", "X-Request-Source": "knime"}
+    assert ServerSpec(target="http://127.0.0.1:9/mcp", headers=headers).headers == headers

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 
 import pyarrow as pa
@@ -11,7 +13,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from knime_mcp.conversation import (
     CONVERSATION_COLUMNS,
     ERROR,
+    IMAGE,
+    IMAGES,
     Conversation,
+    conversation_columns,
     conversation_table,
     message_to_row,
     messages_from_arrow,
@@ -20,6 +25,7 @@ from knime_mcp.conversation import (
 from knime_mcp.errors import ConfigError
 
 PNG_URL = "data:image/png;base64,iVBORw0KGgo="
+"""The PNG signature alone: a data URL of no image that can be decoded."""
 
 MESSAGES = [
     HumanMessage("What is 2 + 3?"),
@@ -73,12 +79,73 @@ def test_error_rows_of_a_history_are_skipped_when_it_is_continued() -> None:
     assert len(messages_from_rows(conversation.rows(error_column=True))) == 1
 
 
-def test_the_table_has_typed_string_columns_even_when_a_column_is_all_missing() -> None:
+def test_the_table_has_typed_columns_even_when_a_column_is_all_missing() -> None:
     conversation = Conversation()
     conversation.append(HumanMessage("hi"), AIMessage("hello"))
     table = conversation_table(conversation, error_column=True)
-    assert table.column_names == [*CONVERSATION_COLUMNS, ERROR]
-    assert all(field.type == pa.string() for field in table.schema)
+    assert table.column_names == [*CONVERSATION_COLUMNS, IMAGE, ERROR]
+    assert [name for name, _ in conversation_columns(error_column=True)] == table.column_names
+    assert table.schema.field(IMAGE).type == pa.large_binary() and table.column(IMAGE).null_count == 2
+    assert all(field.type == pa.string() for field in table.schema if field.name != IMAGE)
+    assert conversation_table(conversation).column_names == [*CONVERSATION_COLUMNS, IMAGE]
+
+
+def _data_url(fmt: str, size: tuple[int, int]) -> str:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (255, 216, 0)).save(buffer, format=fmt)
+    return f"data:image/{fmt.lower()};base64,{base64.b64encode(buffer.getvalue()).decode()}"
+
+
+def _with_images(*urls: str) -> HumanMessage:
+    images = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+    return HumanMessage([{"type": "text", "text": "Images:"}, *images])
+
+
+def test_the_image_column_holds_each_messages_first_image_as_png_and_images_keeps_them_all() -> None:
+    from PIL import Image
+
+    # Given messages with a JPEG and a PNG, with a PNG, and without images
+    jpeg, png = _data_url("JPEG", (7, 3)), _data_url("PNG", (5, 4))
+    conversation = Conversation()
+    conversation.append(_with_images(jpeg, png), HumanMessage("no image"), _with_images(png))
+    # When the conversation becomes a table
+    table = conversation_table(conversation)
+    # Then the Image column holds the first image of each message as PNG, the JPEG converted, missing without images
+    first, none, only = table.column(IMAGE).to_pylist()
+    assert none is None and first is not None and only is not None
+    assert [(image.format, image.size) for image in map(Image.open, map(io.BytesIO, [first, only]))] == [
+        ("PNG", (7, 3)),
+        ("PNG", (5, 4)),
+    ]
+    # And Images still lists every image as it came
+    assert json.loads(table.column(IMAGES)[0].as_py()) == [jpeg, png]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [PNG_URL, "data:image/png;base64,not base64!", "https://example.com/chart.png", "data:image/png,rawtext"],
+    ids=["undecodable", "not-base64", "web-address", "not-a-base64-url"],
+)
+def test_an_image_that_cannot_be_decoded_leaves_the_image_cell_missing_and_stays_in_images(url: str) -> None:
+    conversation = Conversation()
+    conversation.append(_with_images(url, _data_url("PNG", (2, 2))))
+    table = conversation_table(conversation)
+    assert table.column(IMAGE).to_pylist() == [None]
+    assert json.loads(table.column(IMAGES)[0].as_py())[0] == url
+
+
+def test_a_history_table_is_read_from_its_images_with_or_without_the_image_column() -> None:
+    # Given a conversation table as this version makes it (with Image) and one as earlier versions did (without)
+    conversation = Conversation()
+    conversation.append(_with_images(_data_url("PNG", (3, 3))), AIMessage("A yellow square."))
+    table = conversation_table(conversation)
+    older = table.drop_columns([IMAGE])
+    # When each is read back as history
+    # Then both give the same messages, their images from the Images column
+    again, before = messages_from_arrow(table), messages_from_arrow(older)
+    assert [message_to_row(m) for m in again] == [message_to_row(m) for m in before] == conversation.rows()
 
 
 def test_a_history_table_from_knime_is_read_with_its_row_ids() -> None:
@@ -109,16 +176,31 @@ def test_tool_calls_that_are_not_json_name_the_column_and_row() -> None:
 
 
 @pytest.mark.knime_node
-def test_the_conversation_table_keeps_images_as_text_which_knime_takes_as_it_is() -> None:
+def test_knime_takes_the_conversation_table_with_its_images_as_png_cells_and_as_text() -> None:
     import knime.extension as knext
+    import pandas as pd
+    from PIL import Image
 
     import node_host
+    from nodes._images import with_png_cells
 
-    # Given a conversation whose user message holds an image
+    # Given a conversation whose first message holds an undecodable image and whose second a chart
+    chart = _data_url("PNG", (6, 4))
     conversation = Conversation()
-    conversation.append(MESSAGES[3])
-    # When KNIME takes the table and hands it to the next node
-    handed_on = node_host.source_table(knext.Table.from_pyarrow(conversation_table(conversation)))
-    # Then every column is text, and the image is still its data URL
-    assert {str(column.ktype) for column in handed_on.schema} == {"String"}
-    assert json.loads(handed_on.to_pandas()["Images"].iloc[0]) == [PNG_URL]
+    conversation.append(MESSAGES[3], _with_images(chart))
+    # When KNIME takes the table, its Image column as PNG image cells, and hands it to the next node
+    (batch,) = conversation_table(conversation).to_batches()
+    with_cells = pa.Table.from_batches([with_png_cells(batch, [IMAGE])])
+    handed_on = node_host.source_table(knext.Table.from_pyarrow(with_cells))
+    # Then Image is a PNG image column, the other columns text, and Images still holds the data URLs
+    assert {column.name: str(column.ktype) for column in handed_on.schema} == {
+        **dict.fromkeys(CONVERSATION_COLUMNS, "String"),
+        IMAGE: "PNG Image",
+    }
+    frame = handed_on.to_pandas()
+    assert [json.loads(images) for images in frame[IMAGES]] == [[PNG_URL], [chart]]
+    assert frame[IMAGE].iloc[0] is None or pd.isna(frame[IMAGE].iloc[0])
+    assert isinstance(frame[IMAGE].iloc[1], Image.Image)
+    assert frame[IMAGE].iloc[1].size == (6, 4)
+    # And read back as history, the table gives the same messages
+    assert [message_to_row(m) for m in messages_from_arrow(handed_on.to_pyarrow())] == conversation.rows()

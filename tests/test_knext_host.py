@@ -895,6 +895,42 @@ def test_png_image_cells_come_back_as_images_and_keep_their_type_without_any() -
     assert empty.schema["Image"].ktype == png and empty.to_pandas()["Image"].isna().all()
 
 
+def _opened_png() -> Any:
+    """A PNG image as ``PIL.Image.open`` returns it: a ``PngImageFile``, a subclass of ``PIL.Image.Image``."""
+    import io
+
+    import PIL.Image
+
+    buffer = io.BytesIO()
+    PIL.Image.new("RGB", (1, 1), "green").save(buffer, format="PNG")
+    opened = PIL.Image.open(io.BytesIO(buffer.getvalue()))
+    assert type(opened) is not PIL.Image.Image and isinstance(opened, PIL.Image.Image)
+    return opened
+
+
+@pytest.mark.knime_node
+def test_an_image_subclass_is_png_only_in_a_column_typed_png() -> None:
+    import PIL.Image
+
+    with pytest.raises(pa.ArrowInvalid):  # KNIME looks up the exact class name, and only PIL.Image.Image has a type
+        node_host.source_table(pd.DataFrame({"Image": [_opened_png()]}))
+    png = knext.logical(PIL.Image.Image)
+    table = node_host.source_table(pd.DataFrame({"Image": pd.Series([_opened_png()], dtype=png.to_pandas())}))
+    assert table.schema["Image"].ktype == png
+    assert table.to_pandas()["Image"].iloc[0].getpixel((0, 0)) == (0, 128, 0)
+
+
+@pytest.mark.knime_node
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "inferred"])
+def test_a_value_that_is_no_image_in_a_png_column_fails(typed: bool) -> None:
+    import PIL.Image
+
+    values = [PIL.Image.new("RGB", (1, 1)), None, b"\x89PNG"]
+    with pytest.raises(AttributeError, match="'bytes' object has no attribute 'save'"):  # typed: as it is made
+        column = pd.Series(values, dtype=knext.logical(PIL.Image.Image).to_pandas()) if typed else values
+        node_host.source_table(pd.DataFrame({"Image": column}))
+
+
 @pytest.mark.knime_node
 def test_a_node_outputs_png_image_cells() -> None:
     @knext.node("Draws", knext.NodeType.SOURCE, "icon.png", CATEGORY)

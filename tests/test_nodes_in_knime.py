@@ -6,10 +6,10 @@ real-API leg only (``tests/conftest.py``). The rest runs on both hosts through `
 and checked, flow variables overriding settings, specs through a workflow configured before anything runs, the chat
 model port in a saved workflow, credentials, cancellation, and tables without batches.
 
-Settings saved by an older version that lack a parameter: no parameter has a ``since_version``, so KNIME takes every
-parameter as present since the first version. ``validateParameters``, which KNIME calls on settings being applied,
-rejects such settings ('Parameter missing for key "…".'), while ``setParameters`` alone leaves the parameter at its
-default. A parameter added later must therefore get ``since_version``.
+Settings saved by an older version that lack a parameter: a parameter without ``since_version`` counts as present
+since the first version. ``validateParameters``, which KNIME calls on settings being applied, rejects such settings
+('Parameter missing for key "…".'), while ``setParameters`` alone leaves the parameter at its default. A parameter
+added later therefore gets ``since_version`` (``SINCE``), and settings from before it load with its default.
 """
 
 from __future__ import annotations
@@ -47,14 +47,21 @@ NODES: dict[str, Callable[[], Any]] = {
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
 ADVANCED = {
-    "MCPToolProvider": {"server.headers", "server.environment", "server.trust_flow_variable"},
-    "MCPToolCaller": {"calls.retries", "calls.trust_all_servers"},
+    "MCPToolProvider": {
+        "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive"
+    },
+    "MCPToolCaller": {"calls.retries", "calls.concurrent_writes", "calls.trust_all_servers"},
     "ChatModelConnector": {"timeout"},
     "AgentPrompter": {
-        "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "trust_all_servers"
+        "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
+        "trust_all_servers",
     },
 }  # fmt: skip
 """The settings each dialog shows only under "advanced settings"."""
+SINCE = {
+    "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0", "selection.unannotated_destructive": "0.2.0"
+}  # fmt: skip
+"""Settings added after the first version, and the version that added them."""
 CHANGED = {
     "MCPToolProvider": {"server.server": "demo", "auth.kind": "BEARER", "auth.credential": "mcp-token"},
     "MCPToolCaller": {"tool.name": "echo", "tool.mapping": '{"text": "{x}"}', "calls.concurrency": 8},
@@ -300,7 +307,8 @@ def test_saved_settings_load_unchanged_into_a_fresh_node_and_pass_knimes_check(n
 
 
 @pytest.mark.parametrize(
-    ("node_id", "path"), [(node_id, path) for node_id in NODES for path in _saved(NODES[node_id]())]
+    ("node_id", "path"),
+    [(node_id, path) for node_id in NODES for path in _saved(NODES[node_id]()) if path not in SINCE],
 )
 def test_settings_of_an_older_version_without_a_parameter_are_rejected_and_load_its_default(
     node_id: str, path: str
@@ -314,6 +322,31 @@ def test_settings_of_an_older_version_without_a_parameter_are_rejected_and_load_
     # Then the check names the missing key (no parameter has since_version), and loading leaves its default
     assert message == f'Parameter missing for key "{path.split(".")[-1]}".'
     assert _saved(loaded)[path] == _leaves(json.loads(defaults)["model"])[path]
+
+
+def test_caller_settings_saved_before_concurrent_writes_existed_pass_the_check_and_keep_writes_one_at_a_time() -> None:
+    # Given Tool Caller settings saved by 0.1.0, whose concurrency of 4 then applied to every tool
+    saved = node_host.save_settings(_node("MCPToolCaller", **{"calls.concurrency": 4}))
+    older = _with(saved, "calls.concurrent_writes", drop=True)
+    # When KNIME checks and loads them
+    message = node_host.validate_settings("MCPToolCaller", older, "0.1.0")
+    loaded = node_host.load_settings("MCPToolCaller", older, "0.1.0")
+    # Then they pass, the 4 still holds for read-only tools, and a tool that may write runs one call at a time
+    assert message is None
+    assert _saved(loaded)["calls.concurrency"] == 4
+    assert _saved(loaded)["calls.concurrent_writes"] is False
+
+
+def test_agent_settings_saved_before_the_unannotated_setting_existed_pass_and_offer_unannotated_tools() -> None:
+    # Given Agent Prompter settings saved by 0.1.0, which had no setting for tools without annotations
+    saved = node_host.save_settings(_node("AgentPrompter", user_message="Hi"))
+    older = _with(saved, "unannotated_destructive", drop=True)
+    # When KNIME checks and loads them
+    message = node_host.validate_settings("AgentPrompter", older, "0.1.0")
+    loaded = node_host.load_settings("AgentPrompter", older, "0.1.0")
+    # Then they pass, and tools without annotations are offered (the default)
+    assert message is None
+    assert _saved(loaded)["unannotated_destructive"] is False
 
 
 @pytest.mark.parametrize(
@@ -416,7 +449,8 @@ def test_a_workflow_configured_before_anything_runs_gets_each_nodes_output_specs
     assert ("Read-only", "Boolean") in shown(upstream["tools"])
     assert shown(results) == [
         ("values", "List (Collection of: Number (Float))"), ("text", "String"), ("Result", "String"),
-        ("Structured result", "String"), ("Image", "PNG Image"), ("Is error", "Boolean"), ("Error", "String"),
+        ("Structured result", "String"), ("Image", "PNG Image"), ("Other content", "String"), ("Is error", "Boolean"),
+        ("Error", "String"),
         ("Duration (ms)", "Number (Float)"),
     ]  # fmt: skip
     assert shown(conversation)[:2] == [("Role", "String"), ("Content", "String")]

@@ -49,6 +49,13 @@ async def test_memory_over_stdio_lists_create_entities(
     assert "create_entities" in await _tool_names(_stdio(memory_stdio_command, memory_stdio_env))
 
 
+@pytest.mark.anyio
+async def test_sequential_thinking_over_stdio_lists_sequentialthinking(
+    sequential_thinking_stdio_command: list[str],
+) -> None:
+    assert await _tool_names(_stdio(sequential_thinking_stdio_command)) == {"sequentialthinking"}
+
+
 @pytest.mark.parametrize("peer", ["everything_sse_server", "everything_http_server"])
 def test_http_peer_listens_on_loopback_only(peer: str, request: pytest.FixtureRequest) -> None:
     running: RunningPeer = request.getfixturevalue(peer)

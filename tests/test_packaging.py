@@ -84,6 +84,15 @@ def test_knime_yml_names_an_existing_module_pixi_manifest_and_licence() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
 
 
+def test_one_version_everywhere_the_extension_states_it() -> None:
+    # KNIME's since_version compares against knime.yml; the package and the MCP handshake say the same version
+    from knime_mcp.client import _CLIENT_INFO
+
+    manifest = yaml.safe_load((ROOT / "knime.yml").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert manifest["version"] == project["version"] == _CLIENT_INFO.version
+
+
 def test_every_icon_a_node_names_is_a_16_by_16_png() -> None:
     sources = [ROOT / "src" / "extension.py", *(ROOT / "src" / "nodes").glob("*.py")]
     named = set()

@@ -55,6 +55,15 @@ def test_other_image_formats_become_png_of_the_same_size_and_colour(fmt: str, mo
     assert png.convert("RGBA").getpixel((6, 2)) == Image.open(io.BytesIO(image.bytes)).convert("RGBA").getpixel((6, 2))
 
 
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_line_wrapped_base64_as_encodebytes_writes_it_is_read_too(fmt: str) -> None:
+    image = _image(fmt, size=(64, 64))
+    wrapped = ImagePart(base64.encodebytes(image.bytes).decode(), image.mime_type)
+    assert "\n" in wrapped.data.strip()  # more than one line
+    assert _decoded(to_png(wrapped)).size == (64, 64)
+    assert to_png(wrapped) == to_png(image)
+
+
 @pytest.mark.parametrize(
     ("data", "mime_type", "reason"),
     [

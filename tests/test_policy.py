@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mcp_types
 import pytest
 
 from knime_mcp.errors import ConfigError
@@ -9,9 +10,9 @@ from knime_mcp.policy import ToolPolicy
 from knime_mcp.tool import MCPTool, ToolAnnotations
 from tool_factory import make_tool
 
-READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
-WRITES = ToolAnnotations(read_only=False, destructive=False)
-DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=True)
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, annotated=True)
+WRITES = ToolAnnotations(read_only=False, destructive=False, annotated=True)
+DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=True, annotated=True)
 
 SEARCH = make_tool("search", annotations=READ_ONLY)
 CREATE = make_tool("create_order", annotations=WRITES)
@@ -27,8 +28,8 @@ def test_the_default_policy_blocks_a_destructive_tool_and_tells_the_model_who_ca
     reason = ToolPolicy().check(DELETE)
 
     assert reason == (
-        "tool 'delete_record' is annotated destructive (MCP counts a tool without hints as destructive) and the "
-        "destructive-tool policy blocks it; ask the workflow builder to allow destructive tools"
+        "tool 'delete_record' is annotated destructive and the destructive-tool policy blocks it; "
+        "ask the workflow builder to allow destructive tools"
     )
 
 
@@ -36,8 +37,59 @@ def test_the_default_policy_lets_read_only_and_non_destructive_writing_tools_thr
     assert [ToolPolicy().check(tool) for tool in (SEARCH, CREATE)] == [None, None]
 
 
-def test_the_default_policy_treats_a_tool_without_hints_as_destructive_as_mcp_specifies() -> None:
-    assert ToolPolicy().check(UNANNOTATED) is not None
+def test_the_default_policy_allows_a_tool_without_annotations_as_most_fastmcp_servers_send_them() -> None:
+    assert ToolPolicy().check(UNANNOTATED) is None
+
+
+def test_treating_unannotated_tools_as_destructive_blocks_them_and_names_the_setting() -> None:
+    reason = ToolPolicy(unannotated_destructive=True).check(UNANNOTATED)
+
+    assert reason == (
+        "tool 'run_script' has no MCP annotations, which the tool policy counts as destructive; "
+        "ask the workflow builder to allow unannotated or destructive tools"
+    )
+    assert ToolPolicy(unannotated_destructive=True).check(CREATE) is None
+
+
+@pytest.mark.parametrize(
+    "hints",
+    [
+        mcp_types.ToolAnnotations(read_only_hint=False),
+        mcp_types.ToolAnnotations(destructive_hint=True),
+        mcp_types.ToolAnnotations(open_world_hint=False),
+    ],
+)
+def test_a_tool_with_annotations_takes_the_spec_defaults_for_hints_it_leaves_out(
+    hints: mcp_types.ToolAnnotations,
+) -> None:
+    tool = make_tool("write_file", annotations=ToolAnnotations.from_sdk(hints))
+
+    assert "annotated destructive" in str(ToolPolicy().check(tool))
+
+
+def test_a_title_alone_is_no_annotation_so_the_tool_counts_as_unannotated() -> None:
+    hints = ToolAnnotations.from_sdk(mcp_types.ToolAnnotations(title="Write"))
+
+    assert not hints.annotated and ToolPolicy().check(make_tool("write_file", annotations=hints)) is None
+
+
+def test_the_offer_leaves_out_blocked_tools_and_names_the_unannotated_ones_it_keeps() -> None:
+    offer = ToolPolicy().offer([SEARCH, DELETE, UNANNOTATED])
+
+    assert names(offer.tools) == ["search", "run_script"]
+    assert offer.unannotated == ["run_script"]
+    assert offer.warnings == [
+        "Not offered to the model: tool 'delete_record' is annotated destructive and the destructive-tool policy "
+        "blocks it; ask the workflow builder to allow destructive tools",
+        "Offered without MCP annotations, so not known to be safe: 'run_script'; switch on 'Treat unannotated tools "
+        "as destructive' (CLI: --unannotated-destructive) to block them",
+    ]
+
+
+def test_the_offer_names_no_unannotated_tool_when_destructive_tools_are_allowed_anyway() -> None:
+    offer = ToolPolicy(destructive="allow").offer([UNANNOTATED])
+
+    assert names(offer.tools) == ["run_script"] and offer.warnings == []
 
 
 def test_allowing_destructive_tools_lets_every_tool_through() -> None:
@@ -88,8 +140,8 @@ def test_a_pattern_written_against_the_server_name_still_applies_to_a_prefixed_t
 def test_apply_keeps_the_order_of_allowed_tools_and_gives_one_note_per_blocked_tool() -> None:
     allowed, notes = ToolPolicy(deny="^create_").apply([DELETE, SEARCH, CREATE, UNANNOTATED])
 
-    assert names(allowed) == ["search"]
-    assert [note.split(" ", 2)[1] for note in notes] == ["'delete_record'", "'create_order'", "'run_script'"]
+    assert names(allowed) == ["search", "run_script"]
+    assert [note.split(" ", 2)[1] for note in notes] == ["'delete_record'", "'create_order'"]
 
 
 def test_empty_patterns_from_a_cleared_dialog_mean_no_list() -> None:
@@ -128,3 +180,48 @@ async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why
         outcome = await Dispatcher(pool, policy=ToolPolicy()).call(delete, {"record_id": "r1"})
     assert outcome.record.status == "blocked" and outcome.result is None
     assert "destructive" in str(outcome.error) and "not made" in str(outcome.error)
+
+
+@pytest.mark.anyio
+async def test_a_server_without_annotations_keeps_its_tools_under_the_default_policy(paged_server_url: str) -> None:
+    from knime_mcp.client import McpClient
+    from knime_mcp.config import ServerSpec
+
+    async with McpClient(ServerSpec(target=paged_server_url)) as client:
+        tools = await client.list_tools()
+
+    offer = ToolPolicy().offer(tools)
+    assert len(offer.tools) == 25 and offer.left_out == []
+    assert offer.unannotated == [f"tool_{number:02d}" for number in range(25)]
+    assert ToolPolicy(unannotated_destructive=True).offer(tools).tools == []
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_runs_only_as_a_task_is_noted_left_out_of_the_offer_and_refused(
+    everything_stdio_command: list[str],
+) -> None:
+    import shlex
+
+    from knime_mcp.config import ServerSpec
+    from knime_mcp.dispatch import Dispatcher
+    from knime_mcp.pool import ClientPool
+    from knime_mcp.provider import list_server_tools
+
+    listing = await list_server_tools(ServerSpec(target=shlex.join(everything_stdio_command)))
+    research = next(tool for tool in listing.tools if tool.name == "simulate-research-query")
+
+    assert research.task_required and "runs only as an MCP task" in research.notes[0]
+    assert any(note.startswith("simulate-research-query: runs only as an MCP task") for note in listing.notes)
+    offer = ToolPolicy(destructive="allow").offer(listing.tools)
+    assert "simulate-research-query" not in names(offer.tools) and "echo" in names(offer.tools)
+    assert offer.warnings == [
+        "Not offered to the model: tool 'simulate-research-query' can only run as an MCP task "
+        "(execution.taskSupport 'required'), which knime-mcp does not support yet"
+    ]
+    async with ClientPool() as pool:
+        outcome = await Dispatcher(pool).call(research, {"topic": "MCP"})
+    assert outcome.record.status == "blocked" and outcome.result is None
+    assert str(outcome.error) == (
+        "The call was not made: tool 'simulate-research-query' can only run as an MCP task (execution.taskSupport "
+        "'required'), which knime-mcp does not support yet. Hint: Leave this tool out until knime-mcp runs MCP tasks."
+    )

@@ -168,6 +168,35 @@ def test_the_read_only_policy_leaves_out_tools_that_write_with_a_note(demo_http_
     assert "delete_record" in ctx.warnings[-1]
 
 
+@pytest.mark.parametrize("unannotated_destructive", [False, True])
+def test_blocking_destructive_tools_keeps_unannotated_tools_with_a_note_unless_they_count_as_destructive(
+    paged_server_url: str, unannotated_destructive: bool
+) -> None:
+    # Given a server that annotates none of its 25 tools, and the provider set to leave out destructive tools
+    node = _provider(
+        paged_server_url, selection__destructive="BLOCK", selection__unannotated_destructive=unannotated_destructive
+    )
+    ctx = ExecuteContext()
+    # When it lists them
+    (table,) = node_host.execute_node(node, ctx)
+    # Then it keeps them all and names them, or with the setting on leaves them all out and says why
+    names = list(table.to_pandas()["Name"])
+    if unannotated_destructive:
+        assert names == [] and "tool 'tool_00' has no MCP annotations" in ctx.warnings[-1]
+    else:
+        assert len(names) == 25 and "Offered without MCP annotations" in ctx.warnings[-1]
+
+
+def test_a_tool_that_runs_only_as_a_task_is_listed_with_a_note(everything_stdio_command: list[str]) -> None:
+    node = _provider(shlex.join(everything_stdio_command))
+    ctx = ExecuteContext()
+    (table,) = node_host.execute_node(node, ctx)
+    frame = table.to_pandas().set_index("Name")
+    assert frame.loc["simulate-research-query", "Notes"].startswith("runs only as an MCP task")
+    assert frame.loc["echo", "Notes"] == ""
+    assert "simulate-research-query: runs only as an MCP task" in ctx.warnings[-1]
+
+
 def test_the_server_demo_lists_the_bundled_demo_server_started_over_stdio_with_this_python() -> None:
     import sys
 

@@ -51,6 +51,7 @@ def test_the_real_leg_runs_the_marked_tests_and_a_leg_without_tests_fails_the_co
 def test_without_knime_sources_the_command_says_so_and_runs_the_stand_in_leg_only(
     monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Path
 ) -> None:
+    monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv(run.SOURCES_ENV, str(tmp_path / "absent"))
     calls = _legs(monkeypatch, {"stand-in": 0})
     assert run.main([]) == 0
@@ -60,3 +61,24 @@ def test_without_knime_sources_the_command_says_so_and_runs_the_stand_in_leg_onl
         f"real KNIME leg not run: {tmp_path / 'absent'} not found; set KNIME_PYTHON_SOURCES",
         "tests: 1 passed, 0 failed, 0 skipped",
     ]
+
+
+def test_in_ci_a_missing_real_leg_fails_the_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv(run.SOURCES_ENV, str(tmp_path / "absent"))
+    _legs(monkeypatch, {"stand-in": 0})
+    assert run.main([]) == 1
+
+
+def test_in_ci_a_skip_on_the_real_leg_fails_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv(run.SOURCES_ENV, str(tmp_path))
+
+    def leg(name: str, api: str, pytest_args: list[str], report: Path) -> tuple[int, Counts]:
+        return 0, Counts(passed=1, skipped=int(api == "real"))
+
+    monkeypatch.setattr(run, "run_leg", leg)
+    assert run.main([]) == 1
+    assert "no node test may skip under the real API" in capsys.readouterr().out

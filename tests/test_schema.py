@@ -199,6 +199,7 @@ def test_simple_mode_offers_primitives_nullable_primitives_and_string_enums() ->
             "units": {"type": "string", "description": "Temperature units", "enum": ["celsius", "fahrenheit"]},
             "days": {"type": "integer", "title": "Days"},
             "note": {"type": "string", "maxLength": 200},
+            "value": {"type": ["string", "number"]},
         },
         "required": ["city"],
     }
@@ -210,7 +211,6 @@ def test_simple_mode_reports_every_dropped_optional_parameter() -> None:
     assert tool is not None
     assert tool.notes == (
         "parameter 'where' dropped: an object is not offered in simple schema mode",
-        "parameter 'value' dropped: a choice of schemas (anyOf) is not offered in simple schema mode",
         "parameter 'shape' dropped: a choice of schemas (oneOf) is not offered in simple schema mode",
     )
 
@@ -238,14 +238,52 @@ def test_simple_mode_leaves_out_a_tool_with_a_required_array_and_says_why() -> N
 
 
 def test_simple_mode_names_every_required_complex_parameter_of_a_left_out_tool() -> None:
-    schema = object_schema(("a", "b"), a={"type": "object"}, b={"type": ["string", "integer"]})
+    schema = object_schema(("a", "b"), a={"type": "object"}, b={"type": ["string", "array"]})
 
     _, notes = shape_schemas([make_tool("both", schema)], "simple")
 
     assert notes == [
-        "tool 'both' left out: required parameters 'a' (an object), 'b' (a union of types string|integer) "
+        "tool 'both' left out: required parameters 'a' (an object), 'b' (a union of types string|array) "
         "are not offered in simple schema mode"
     ]
+
+
+def test_simple_mode_offers_a_union_of_simple_types_as_a_list_of_types() -> None:
+    schema = object_schema(
+        ("flag",),
+        flag={"type": ["boolean", "string"], "description": "Whether"},
+        limit={"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["all"]}, {"type": "null"}]},
+        mode={"type": ["string", "null"], "enum": ["a", "b", None]},
+    )
+
+    tool = apply_schema_mode(make_tool(input_schema=schema), "simple")
+
+    assert tool is not None
+    assert tool.parameter_schema == {
+        "type": "object",
+        "properties": {
+            "flag": {"type": ["boolean", "string"], "description": "Whether"},
+            "limit": {"type": ["integer", "string"]},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+        },
+        "required": ["flag"],
+    }
+    assert tool.notes == ()
+
+
+def test_simple_mode_still_drops_a_union_that_includes_a_complex_type() -> None:
+    schema = object_schema(
+        either={"anyOf": [{"type": "string"}, {"type": "object"}]}, pair={"type": ["number", "array"]}
+    )
+
+    tool = apply_schema_mode(make_tool(input_schema=schema), "simple")
+
+    assert tool is not None
+    assert tool.parameter_schema["properties"] == {}
+    assert tool.notes == (
+        "parameter 'either' dropped: a choice of schemas (anyOf) is not offered in simple schema mode",
+        "parameter 'pair' dropped: a union of types number|array is not offered in simple schema mode",
+    )
 
 
 def test_simple_mode_offers_a_parameter_declared_by_an_untyped_string_enum() -> None:
@@ -356,3 +394,23 @@ def test_validation_compiles_a_tool_schema_once_for_many_calls() -> None:
 
     assert [schema for schema in compiled if schema is tool.input_schema] == [tool.input_schema]
     assert problems[999] == ["text: 999 is not of type 'string'"]
+
+
+@pytest.mark.anyio
+async def test_simple_mode_keeps_the_sequential_thinking_tool_whose_flags_are_boolean_or_string(
+    sequential_thinking_stdio_command: list[str],
+) -> None:
+    import shlex
+
+    from knime_mcp.config import ServerSpec
+    from knime_mcp.provider import list_server_tools
+
+    listing = await list_server_tools(
+        ServerSpec(target=shlex.join(sequential_thinking_stdio_command)), schema_mode="simple"
+    )
+
+    assert [tool.name for tool in listing.tools] == ["sequentialthinking"]
+    properties = listing.tools[0].parameter_schema["properties"]
+    assert properties["nextThoughtNeeded"]["type"] == ["boolean", "string"]
+    assert {"isRevision", "needsMoreThoughts"} <= set(properties)
+    assert listing.notes == []

@@ -21,6 +21,7 @@ langchain, the MCP client and the toolset load when a run starts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from secrets import token_hex
@@ -61,6 +62,8 @@ __all__ = [
     "run_agent",
     "system_prompt",
 ]
+
+_logger = logging.getLogger(__name__)
 
 DEFAULT_ITERATION_LIMIT = 25
 DEFAULT_MAX_CONCURRENCY = 4
@@ -112,7 +115,8 @@ class AgentConfig:
     """UTF-8 bytes of one tool result's text that reach the model; the rest is cut, with a note saying so."""
 
     policy: ToolPolicy = field(default_factory=ToolPolicy)
-    """Which tools may be called; by default none annotated destructive. A blocked call tells the model why."""
+    """Which tools the model is offered and may call; by default none annotated destructive (tools without
+    annotations are offered, and named in :attr:`AgentRun.warnings`)."""
 
     retry: RetryPolicy = DEFAULT_AGENT_RETRY
     """Retries of read-only and idempotent tool calls after timeouts, lost connections, 429 and 5xx."""
@@ -253,6 +257,10 @@ class AgentRun:
     failure: McpToolError | None = None
     """Why the run stopped early, in the error-column mode (its class gives the CLI's exit code)."""
 
+    warnings: list[str] = field(default_factory=list)
+    """MCP tools the model was not offered and why, and offered tools without annotations (see
+    :meth:`ToolPolicy.offer`), for a node warning; they are logged as warnings too (the CLI's stderr)."""
+
 
 def system_prompt(system_message: str | None) -> str:
     """The system message sent to the model: the user's, then the notice that tool output is untrusted."""
@@ -284,10 +292,18 @@ async def run_agent(
     from knime_mcp.conversation import Conversation
     from knime_mcp.dispatch import Dispatcher
     from knime_mcp.pool import ClientPool
+    from knime_mcp.tool import MCPTool
 
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
+    # Blocked tools are not offered at all: a model offered one only wastes turns calling it (the dispatcher would
+    # refuse the call anyway).
+    offer = config.policy.offer(tool for tool in tools if isinstance(tool, MCPTool))
+    for line in offer.warnings:
+        _logger.warning("%s", line)
+    offered = {id(tool) for tool in offer.tools}
+    tools = [tool for tool in tools if not isinstance(tool, MCPTool) or id(tool) in offered]
     system = system_prompt(system_message)
     conversation = Conversation(f"{system}\n\n{data.system_section()}" if data is not None else system, history)
     async with ClientPool(
@@ -307,4 +323,4 @@ async def run_agent(
                 raise
             failure = exc
             conversation.append_error(str(exc))
-    return AgentRun(conversation=conversation, log=toolset.log, failure=failure)
+    return AgentRun(conversation=conversation, log=toolset.log, failure=failure, warnings=offer.warnings)

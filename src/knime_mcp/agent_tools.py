@@ -8,8 +8,10 @@ exceptions, ``isError`` results) become error tool messages the model can recove
 run is the agent's policy. Every result is fenced as untrusted data; images go to the model as image content.
 
 With a :class:`~knime_mcp.data.DataRepository`, the records in an MCP result's structured content (a JSON array of
-objects, or an object holding one) also become a table of the repository, which the tool message names by id, so a
-later workflow tool can take it. KNIME workflow tools are adapted in :mod:`knime_mcp.workflow` (re-exported here).
+objects, or an object holding one) also become a table of the repository, so a later workflow tool can take it. The
+tables a call added (its records, or a workflow tool's outputs) are named by id in a note placed after the capped tool
+output, so that no output is long enough to hide them. KNIME workflow tools are adapted in :mod:`knime_mcp.workflow`
+(re-exported here).
 
     toolset = AgentToolset(tools, Dispatcher(pool), max_concurrency=4)
     model = model.bind_tools(toolset.specs)
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from knime_mcp.data import DataRepository, update_note
+from knime_mcp.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool, redact
 from knime_mcp.errors import McpToolError, ToolCallError
 from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
@@ -210,22 +212,26 @@ class AgentToolset:
                 hint="Call the tool again with its arguments as one valid JSON object.",
             )
             return self._refused(call, turn, kind, server, "invalid_arguments", error, started)
-        reply = _reply(call, turn, await self._dispatcher.call(tool, call.arguments))
-        return self._with_records(call, reply) if isinstance(tool, MCPTool) else reply
+        with collect_call_tables() as added:
+            outcome = await self._dispatcher.call(tool, call.arguments)
+        reply = _reply(call, turn, outcome)
+        if isinstance(tool, MCPTool):
+            added += self._records(call, reply)
+        # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
+        return reply._replace(note=update_note(added)) if added and reply.result is not None else reply
 
-    def _with_records(self, call: _Call, reply: _Reply) -> _Reply:
-        """With a data repository: the records of a successful MCP result as a new table, named in a note."""
+    def _records(self, call: _Call, reply: _Reply) -> list[DataTable]:
+        """With a data repository: the records of a successful MCP result as a new table."""
         result = reply.result
         if self._data is None or result is None or result.is_error or reply.error is not None:
-            return reply
+            return []
         from knime_mcp.records import records_table
 
         table = records_table(result.structured)
         if table is None:
-            return reply
+            return []
         description = f"The records in the structured result of MCP tool {call.name!r} (call {call.id})."
-        added = self._data.add(table, name=f"{call.name} result", description=description)
-        return reply._replace(note=update_note([added]))
+        return [self._data.add(table, name=f"{call.name} result", description=description)]
 
     @staticmethod
     def _refused(

@@ -33,7 +33,8 @@ from knime_mcp.tool import MCPTool
 __all__ = ["ROW_ID_COLUMN", "ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns", "parse_template"]
 
 ROW_ID_COLUMN = "<RowID>"
-"""The RowID column KNIME puts first in ``to_pyarrow()`` tables; never matched to a parameter."""
+"""The RowID column KNIME puts first in ``to_pyarrow()`` tables; never matched to a parameter. A name KNIME reserves:
+no data column may have it. The one definition, for the core and the nodes alike."""
 
 ArgumentMapping = Mapping[str, str] | str | None
 """``None``: columns feed the parameters of the same name. A dict: parameter → column name. Text: a JSON template."""

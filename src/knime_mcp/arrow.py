@@ -65,6 +65,8 @@ _STORAGE = pa.struct(
         pa.field("open_world", pa.bool_(), nullable=False),
         pa.field("server", pa.string(), nullable=False),
         pa.field("notes", pa.list_(pa.string()), nullable=False),
+        pa.field("annotated", pa.bool_()),
+        pa.field("task_support", pa.string()),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -279,7 +281,7 @@ def _tools_of(data: pa.Array | pa.ChunkedArray, column: str) -> list[MCPTool]:
         kind = chunk.type
         if isinstance(kind, pa.ExtensionType) and kind.extension_name == EXTENSION_NAME:
             tools += _decode_struct(chunk.storage, column, offset)
-        elif kind == _STORAGE:
+        elif pa.types.is_struct(kind) and kind.get_field_index("notes") >= 0:
             tools += _decode_struct(chunk, column, offset)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
             labels = [str(row) for row in range(offset, offset + len(chunk))]
@@ -336,6 +338,8 @@ def _encode(tools: Sequence[MCPTool]) -> dict[str, list[Any]]:
         "open_world": [tool.annotations.open_world for tool in tools],
         "server": [server_json[id(tool.server)] for tool in tools],
         "notes": [list(tool.notes) for tool in tools],
+        "annotated": [tool.annotations.annotated for tool in tools],
+        "task_support": [tool.task_support for tool in tools],
         "server_name": [server_name[id(tool.server)] for tool in tools],
         "notes_text": ["\n".join(tool.notes) for tool in tools],
     }
@@ -349,7 +353,11 @@ def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> lis
     if storage.null_count:
         row = offset + storage.is_null().to_pylist().index(True)
         raise _not_tools(column, f"row {row} holds a missing value")
-    return _decode({field.name: array.to_pylist() for field, array in zip(_STORAGE, storage.flatten(), strict=True)})
+    stored = {field.name: array.to_pylist() for field, array in zip(storage.type, storage.flatten(), strict=True)}
+    # A table written before these fields existed: its tools keep their hints' face value and run without tasks.
+    stored.setdefault("annotated", [True] * len(storage))
+    stored.setdefault("task_support", [None] * len(storage))
+    return _decode(stored)
 
 
 def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
@@ -358,13 +366,15 @@ def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
     annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
     loads = json.loads
     tools = []
-    for name, tool_name, title, description, input_text, parameter_text, output_text, *flags, server, notes in zip(
-        *(columns[field.name] for field in _STORAGE), strict=True
-    ):
-        flags_key = tuple(flags)
+    for (
+        name, tool_name, title, description, input_text, parameter_text, output_text, *flags, server, notes,
+        annotated, task_support,
+    ) in zip(*(columns[field.name] for field in _STORAGE), strict=True):  # fmt: skip
+        flags_key = (*flags, annotated is not False)
         if flags_key not in annotations:
             annotations[flags_key] = ToolAnnotations(
-                read_only=flags[0], destructive=flags[1], idempotent=flags[2], open_world=flags[3]
+                read_only=flags[0], destructive=flags[1], idempotent=flags[2], open_world=flags[3],
+                annotated=flags_key[4],
             )
         if server not in servers:
             servers[server] = ServerSpec.from_json(server)
@@ -381,6 +391,7 @@ def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
                 annotations=annotations[flags_key],
                 server=servers[server],
                 notes=tuple(notes),
+                task_support=task_support or "forbidden",
             )
         )
     return tools

@@ -36,13 +36,15 @@ RESULT_COLUMNS: tuple[tuple[str, ResultKind], ...] = (
     ("Result", "string"),
     ("Structured result", "string"),
     ("Image", "image"),
+    ("Other content", "string"),
     ("Is error", "boolean"),
     ("Error", "string"),
     ("Duration (ms)", "double"),
 )
 """The columns appended to every row: joined text content, structured content as JSON text, the first image as
-PNG bytes (converted from other formats; Arrow type large_binary), whether the row failed, why, and how long the
-call took (retries included)."""
+PNG bytes (converted from other formats; Arrow type large_binary), every other content block as a JSON list
+(embedded resources with their text or base64 blob, resource links, audio, further images), whether the row failed,
+why, and how long the call took (retries included)."""
 
 _FAIL_HINT = "Fix the row, or set the error handling to 'error column' to record failed rows and go on."
 _IMAGE_HINT = (
@@ -71,6 +73,7 @@ class RowResult(NamedTuple):
     text: str | None
     structured: str | None
     image: bytes | None
+    other: str | None
     is_error: bool
     error: str | None
     duration_ms: float | None
@@ -84,23 +87,25 @@ class RowResult(NamedTuple):
             # The dispatcher's hint for invalid arguments speaks to a model; a workflow builder fixes the row instead.
             hint = _FAIL_HINT if record.status == "invalid_arguments" else outcome.error.hint or _FAIL_HINT
             failure = _at_row(outcome.error, label(), hint)
-            return cls(None, None, None, True, str(outcome.error), record.duration_ms, failure)
+            return cls(None, None, None, None, True, str(outcome.error), record.duration_ms, failure)
         assert result is not None, "an outcome without an error has a result"
         structured = None if result.structured is None else json.dumps(result.structured, ensure_ascii=False)
         image, image_error = _first_image(result, record.tool)
+        other = _other_content(result)
         if result.is_error:
-            message = f"Row {label()}: tool {record.tool!r} reported an error: {result.text}"
+            message = f"Row {label()}: tool {record.tool!r} reported an error: {result.error_text}"
             failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
-            return cls(result.text, structured, image, True, result.text, record.duration_ms, failure)
+            return cls(result.text, structured, image, other, True, result.error_text, record.duration_ms, failure)
         if image_error is not None:
             failure = ToolCallError(f"Row {label()}: {image_error}", server=record.server, hint=_IMAGE_HINT)
-            return cls(result.text, structured, None, True, image_error, record.duration_ms, failure)
-        return cls(result.text, structured, image, False, None, record.duration_ms, None)
+            return cls(result.text, structured, None, other, True, image_error, record.duration_ms, failure)
+        return cls(result.text, structured, image, other, False, None, record.duration_ms, None)
 
     @classmethod
     def invalid(cls, error: ArgumentError, label: str) -> RowResult:
         """A row whose arguments could not be built: it is never sent."""
-        return cls(None, None, None, True, str(error), None, ToolCallError(f"Row {label}: {error}", hint=_FAIL_HINT))
+        failure = ToolCallError(f"Row {label}: {error}", hint=_FAIL_HINT)
+        return cls(None, None, None, None, True, str(error), None, failure)
 
 
 def _first_image(result: ToolResult, tool: str) -> tuple[bytes | None, str | None]:
@@ -111,6 +116,18 @@ def _first_image(result: ToolResult, tool: str) -> tuple[bytes | None, str | Non
         return to_png(result.images[0]), None
     except ImageError as exc:
         return None, f"Tool {tool!r} returned an image that cannot be stored: {exc}."
+
+
+def _other_content(result: ToolResult) -> str | None:
+    """The content blocks Result and Image do not hold, as JSON (each block as the result's JSON form has it), so
+    no kind of content vanishes: embedded resources (binary ones as base64), resource links, audio, further images."""
+    from knime_mcp.results import ImagePart, TextPart, part_to_dict
+
+    first_image = next((p for p in result.content if isinstance(p, ImagePart)), None)
+    other = [p for p in result.content if not isinstance(p, TextPart) and p is not first_image]
+    if not other:
+        return None
+    return json.dumps([part_to_dict(p) for p in other], ensure_ascii=False)
 
 
 def _at_row(error: McpToolError, label: str, hint: str) -> McpToolError:
@@ -177,6 +194,7 @@ class PendingBatch:
             pa.array([r.text for r in results], pa.string()),
             pa.array([r.structured for r in results], pa.string()),
             pa.array([r.image for r in results], pa.large_binary()),
+            pa.array([r.other for r in results], pa.string()),
             pa.array([r.is_error for r in results], pa.bool_()),
             pa.array([r.error for r in results], pa.string()),
             pa.array([r.duration_ms for r in results], pa.float64()),

@@ -4,7 +4,9 @@ Layer: above the dispatcher (argument validation, retries, the run's :class:`Cli
 and :mod:`knime_mcp.arguments` (row to arguments); below the KNIME node and the CLI, which hand in batches and take
 result batches. Each output batch is its input batch (RecordBatch, Table or DataFrame) plus the result columns of
 :data:`RESULT_COLUMNS`, and is handed to the sink as soon as its rows are done, in input order. A bounded window of
-batches is in memory at once, however long the table; ``concurrency`` calls run at a time over the one session.
+batches is in memory at once, however long the table; ``concurrency`` calls run at a time over the one session for
+a tool annotated read-only (or idempotent and not destructive), one at a time for any other tool unless
+``concurrent_writes`` is set: overlapping calls of a tool that writes can lose each other's changes.
 
 On errors: ``fail`` stops at the first failed row in row order and raises its error with the row number;
 ``column`` writes each row's error into the error columns and goes on, so no row is lost. A server that cannot be
@@ -41,6 +43,7 @@ __all__ = [
     "RESULT_COLUMNS",
     "CallSummary",
     "CallerOptions",
+    "DEFAULT_CONCURRENCY",
     "OnError",
     "ResultKind",
     "call_table",
@@ -50,6 +53,9 @@ __all__ = [
 ]
 
 OnError = Literal["fail", "column"]
+
+DEFAULT_CONCURRENCY = 4
+"""Calls at once for a tool that is safe to call concurrently; other tools run one at a time by default."""
 
 _BATCHES_AHEAD = 2
 """Input batches read ahead of the one being written: enough to keep every call slot busy across batch borders."""
@@ -65,8 +71,13 @@ class CallerOptions:
     mapping: ArgumentMapping = None
     """Which column feeds which parameter (see :class:`~knime_mcp.arguments.ArgumentPlan`); None: by name."""
 
-    concurrency: int = 4
-    """Calls in flight at once, all over the one session."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Calls in flight at once, all over the one session, for a tool annotated read-only, or idempotent and not
+    destructive (:attr:`~knime_mcp.tool.ToolAnnotations.concurrency_safe`)."""
+
+    concurrent_writes: bool = False
+    """Run any other tool ``concurrency`` calls at a time too. Off, such a tool gets one call at a time: a server
+    that reads, changes and writes back one store (a file, a graph) can lose the changes of overlapping calls."""
 
     timeout: float | None = None
     """Seconds per call; None: the server's call timeout (:class:`~knime_mcp.config.Timeouts`)."""
@@ -80,6 +91,10 @@ class CallerOptions:
     trust_all_servers: bool = False
     """Connect to the tool's server as it is; by default it is checked first unless sealed on this machine, as
     with :attr:`knime_mcp.agent.AgentConfig.trust_all_servers`."""
+
+    def concurrency_for(self, tool: MCPTool) -> int:
+        """How many calls of ``tool`` run at once."""
+        return self.concurrency if self.concurrent_writes or tool.annotations.concurrency_safe else 1
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -145,7 +160,7 @@ class _Run:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._read, batches, jobs_send, rows_send)
                 with rows:
-                    for _ in range(self.options.concurrency):
+                    for _ in range(self.options.concurrency_for(self.tool)):
                         tasks.start_soon(self._call, rows.clone())
                 await self._write(jobs)
         except BaseExceptionGroup as group:

@@ -1,8 +1,9 @@
 """The ``knime-mcp`` command line: the core's features outside KNIME.
 
 Only :func:`main` turns exceptions into exit codes (0 success, 2 usage, 3 config/connection/auth/chat model, 4 tool
-error, 130 interrupted, 1 anything else), and only :func:`run` calls ``sys.exit``. Arguments are parsed before
-anything heavy is imported, so ``--help`` and the text table never load pyarrow.
+error, including an unknown tool or arguments that do not fit its schema, 130 interrupted, 1 anything else), and only
+:func:`run` calls ``sys.exit``. Arguments are parsed and checked before anything heavy is imported and before any
+connection, so ``--help`` loads neither the SDK nor pyarrow, and a usage error never waits for a server.
 
     knime-mcp tools                                   # the bundled demo server's tools
     knime-mcp tools http://127.0.0.1:8000/mcp --format json
@@ -13,16 +14,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
+import re
 import shlex
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentRun
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts, demo_server_spec
-from knime_mcp.errors import McpToolError, ToolCallError, UsageError
-from knime_mcp.policy import ToolPolicy
+from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.agent import AgentRun
+    from knime_mcp.policy import ToolPolicy
+    from knime_mcp.tool import MCPTool
 
 __all__ = ["main", "run"]
 
@@ -34,8 +42,29 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, hint=f"Try '{self.prog} --help' for help.")
 
 
-def _server_options() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``: reads the installed distribution's version only when asked, and prints ``knime-mcp X.Y.Z``."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        from importlib.metadata import version
+
+        print(f"knime-mcp {version('knime-mcp')}")
+        parser.exit()
+
+
+def _common_options() -> argparse.ArgumentParser:
     options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "-v", "--verbose", action="store_true", help="show the details (tracebacks) of warnings the SDK logs"
+    )
+    return options
+
+
+def _server_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False, parents=[_common_options()])
     group = options.add_argument_group("server")
     group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
     group.add_argument(
@@ -43,9 +72,15 @@ def _server_options() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="extra HTTP header; write secrets as ${VAR} environment references",
+        help="extra HTTP header; secrets only as ${VAR} environment references (a literal one is refused)",
     )
-    group.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="environment of a stdio server")
+    group.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER",
+    )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
     group.add_argument("--name", help="display name of the server")
@@ -62,6 +97,31 @@ def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
     return pairs
 
 
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    """The ``--header`` values; a credential header must reference its secret as ``${VAR}``, as in node settings."""
+    from knime_mcp.config import literal_secret_headers
+
+    headers = _pairs(values, ":", "Header")
+    for name in literal_secret_headers(headers):
+        words = headers[name].split()
+        scheme = words[0] + " " if len(words) > 1 else ""
+        raise UsageError(
+            f"Header {name!r} holds a literal secret; command lines end up in shell histories and process lists.",
+            hint=f"Put the secret into an environment variable and write --header '{name}: {scheme}${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return headers
+
+
+_HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
+"""``localhost:8000/mcp``: a URL without its scheme, never a command anyone means to run."""
+
+
+def _check_server_word(text: str) -> None:
+    if _HOST_PORT.match(text) or text.startswith(("localhost/", "127.0.0.1/")):
+        raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
+
+
 def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
     """The ServerSpec the command line describes; no target means the bundled demo server."""
     if not target:
@@ -71,7 +131,7 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
         target=text,
         transport=args.transport,
         name=args.name,
-        headers=_pairs(args.header, ":", "Header"),
+        headers=_headers(args.header),
         env=_pairs(args.env, "=", "Environment entry"),
         auth=AuthRef(),
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
@@ -92,29 +152,55 @@ def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def _add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
     group = parser.add_argument_group("tool policy")
-    group.add_argument("--allow", help="only tools whose whole name matches this regex")
-    group.add_argument("--deny", help="never tools whose name matches this regex")
+    group.add_argument("--allow", help="only tools whose whole name matches this regex (anchored at both ends)")
+    group.add_argument("--deny", help="never tools whose name contains a match of this regex")
     group.add_argument(
         "--destructive",
         choices=["allow", "block", "read-only"],
         default=destructive,
         help=f"tools annotated destructive: allowed, blocked, or only read-only tools (default: {destructive})",
     )
+    group.add_argument(
+        "--unannotated-destructive",
+        action="store_true",
+        help="count tools without MCP annotations as destructive, as the MCP spec does (default: offer them and "
+        "name them in a warning)",
+    )
 
 
 def _tool_policy(args: argparse.Namespace) -> ToolPolicy:
-    return ToolPolicy(allow=args.allow, deny=args.deny, destructive=args.destructive.replace("-", "_"))
+    from knime_mcp.policy import ToolPolicy
+
+    return ToolPolicy(
+        allow=args.allow,
+        deny=args.deny,
+        destructive=args.destructive.replace("-", "_"),
+        unannotated_destructive=args.unannotated_destructive,
+    )
+
+
+def _check_patterns(args: argparse.Namespace) -> None:
+    """A regex that does not compile is the command line's fault: say so before connecting."""
+    for option in ("include", "exclude", "allow", "deny"):
+        pattern = getattr(args, option, None)
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--{option} {pattern!r} is not a valid regular expression: {exc}.") from exc
 
 
 def _parser() -> _Parser:
     parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     server = _server_options()
 
     tools = commands.add_parser("tools", parents=[server], help="list a server's tools as a table")
     tools.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line; none: the demo server")
-    tools.add_argument("--include", help="keep only tools whose name matches this regex")
-    tools.add_argument("--exclude", help="drop tools whose name matches this regex")
+    tools.add_argument("--include", help="keep only tools whose name contains a match of this regex")
+    tools.add_argument("--exclude", help="drop tools whose name contains a match of this regex")
     tools.add_argument("--prefix", default="", help="prefix for every tool name")
     tools.add_argument("--schema-mode", choices=["full", "simple"], default="full")
     tools.add_argument("--format", choices=["text", "json", "arrow", "parquet"], default="text")
@@ -124,7 +210,12 @@ def _parser() -> _Parser:
     call = commands.add_parser("call", parents=[server], help="call one tool and print its result as JSON")
     call.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
     call.add_argument("tool", help="the tool's name on the server")
-    call.add_argument("--args", default="{}", help="the arguments as a JSON object")
+    call.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON|@FILE|-",
+        help="the arguments as a JSON object, '@FILE' to read it from a file, '-' from stdin (default: {})",
+    )
 
     table = commands.add_parser(
         "call-table", parents=[server], help="call one tool for every row of a CSV or Parquet file"
@@ -134,7 +225,13 @@ def _parser() -> _Parser:
     table.add_argument("--input", required=True, metavar="FILE", help="a .csv or .parquet file: one call per row")
     table.add_argument("--output", required=True, metavar="FILE", help="the .parquet file: input and result columns")
     table.add_argument("--mapping", help='JSON template of the arguments, e.g. \'{"text": "{comment}"}\'')
-    table.add_argument("--concurrency", type=int, default=4, help="calls in flight at once, over one session")
+    table.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="calls in flight at once, over one session, for any tool (default: 4 for a tool annotated read-only, "
+        "or idempotent and not destructive; 1 for others, whose overlapping calls can lose each other's writes)",
+    )
     table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
     table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
 
@@ -152,25 +249,62 @@ def _parser() -> _Parser:
     agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
     agent.add_argument("--max-tokens", type=int, help="most tokens per reply (default: the server's)")
     agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
-    agent.add_argument("--iteration-limit", type=int, default=DEFAULT_ITERATION_LIMIT, help="model calls per run")
+    agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
     agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
-    agent.add_argument("--concurrency", type=int, default=DEFAULT_MAX_CONCURRENCY, help="tool calls at once")
+    agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
     agent.add_argument("--format", choices=["text", "json"], default="text")
     _add_policy_options(agent, "block")
 
-    demo = commands.add_parser("demo-server", help="run the bundled demo MCP server (loopback only)")
+    demo = commands.add_parser(
+        "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
+    )
     demo.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     demo.add_argument("--port", type=int, default=0)
     return parser
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Parse and check the words: the usage errors the words alone show surface here, before any connection."""
     options, command = _split_command(argv)
+    name = next((word for word in options if not word.startswith("-")), None)
+    if name in ("call", "call-table") and command and argv.count("--") < 2:
+        raise UsageError(
+            f"{name} needs a second '--' after the server's command line, before TOOL.",
+            hint=f"knime-mcp {name} -- COMMAND WORDS -- TOOL …",
+        )
     args = _parser().parse_args(options)
     server = getattr(args, "server", None)
+    tool = getattr(args, "tool", None)
     if command and server:
         raise UsageError("Give either a server URL or '--' and a command line, not both.")
+    if tool is not None and server is None and not command and ("://" in tool or _HOST_PORT.match(tool)):
+        raise UsageError(
+            f"{args.command} needs the name of the tool to call after the server {tool!r}.",
+            hint=f"'knime-mcp tools {tool}' lists the server's tools.",
+        )
+    if server is not None and not server.startswith(("http://", "https://")):
+        _check_server_word(server)
+        raise UsageError(
+            f"SERVER {server!r} is not an http(s) URL.",
+            hint=f"Write '--' before a stdio server's command line: knime-mcp {args.command} -- {server} …",
+        )
+    for text in getattr(args, "servers", None) or []:
+        _check_server_word(text)
+    _check_patterns(args)
     return args, command or ([server] if server else [])
+
+
+def _read_arguments(text: str, stdin: TextIO) -> str:
+    """``--args``: JSON itself, ``@FILE`` for a file (arguments past the 128 KB a command-line word may hold), ``-``."""
+    if text == "-":
+        return stdin.read()
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as file:
+                return file.read()
+        except OSError as exc:
+            raise UsageError(f"Cannot read --args file {text[1:]!r}: {exc.strerror or exc}.") from exc
+    return text
 
 
 def _parse_arguments(text: str) -> dict[str, Any]:
@@ -179,11 +313,15 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}.") from exc
     if not isinstance(value, dict):
-        raise UsageError("--args must be a JSON object, e.g. '{\"text\": \"hi\"}'.")
+        raise UsageError('--args must be a JSON object, e.g. \'{"text": "hi"}\'.')
     return value
 
 
 def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
+    if args.format in ("arrow", "parquet") and not args.output:
+        raise UsageError(f"--format {args.format} needs --output FILE.")
+    if args.format == "text" and args.output:
+        raise UsageError("--output is for --format json, arrow or parquet; the text table goes to stdout.")
     from knime_mcp.provider import list_server_tools
     from knime_mcp.sync import run_sync
 
@@ -204,8 +342,6 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> i
         text = json.dumps([tool.to_dict() for tool in listing.tools], indent=2)
         _write_text(text, args.output, out)
     else:
-        if not args.output:
-            raise UsageError(f"--format {args.format} needs --output FILE.")
         from knime_mcp.arrow import write_tools
 
         write_tools(listing.tools, args.output, args.format)
@@ -223,31 +359,76 @@ def _write_text(text: str, path: str | None, out: TextIO) -> None:
 
 
 def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
+    arguments = _parse_arguments(_read_arguments(args.args, sys.stdin))
     from knime_mcp.client import McpClient
     from knime_mcp.results import ToolResult
+    from knime_mcp.schema import validate_arguments
     from knime_mcp.sync import run_sync
-
-    arguments = _parse_arguments(args.args)
 
     async def call() -> ToolResult:
         async with McpClient(spec) as client:
+            tool = _find_tool(await client.list_tools(), args.tool, spec)
+            problems = validate_arguments(tool, arguments)
+            if problems:
+                raise ToolCallError(
+                    f"The arguments do not fit tool {tool.name!r}, so it was not called: {'; '.join(problems)}.",
+                    server=spec.display_name,
+                    hint="'knime-mcp tools --format json' with this server shows the tool's input_schema.",
+                )
             return await client.call_tool(args.tool, arguments)
 
     result = run_sync(call)
     out.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     if result.is_error:
-        raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.text}", server=spec.display_name)
+        raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
     return 0
+
+
+def _find_tool(tools: Sequence[MCPTool], name: str, spec: ServerSpec) -> MCPTool:
+    """``call`` and ``call-table`` report an unknown tool alike: a tool error, exit code 4, before any call."""
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    listed = ", ".join(tool.name for tool in tools) or "none"
+    raise ToolCallError(f"The server has no tool {name!r}.", server=spec.display_name, hint=f"Its tools: {listed}.")
+
+
+def _check_output(path: str) -> None:
+    """``call-table --output``: a Parquet file in an existing folder, checked before the first call."""
+    if os.path.splitext(path)[1].lower() != ".parquet":
+        raise UsageError(f"--output must be a .parquet file, not {path!r}.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"The folder of --output {path!r} does not exist.", hint=f"Create it first: mkdir -p {folder}")
+
+
+def _open_csv_as_text(path: str) -> Any:
+    """A CSV file's batches with every column as text, so each value reaches its parameter as written (``007``
+    stays ``007`` for a string) and is converted by the parameter's JSON type alone. An empty cell is missing, and
+    leaves its parameter out; a quoted empty cell (``""``) is the empty string."""
+    import pyarrow as pa
+    import pyarrow.csv
+
+    names = pyarrow.csv.open_csv(path).schema.names
+    return pyarrow.csv.open_csv(
+        path,
+        convert_options=pyarrow.csv.ConvertOptions(
+            column_types={name: pa.string() for name in names},
+            strings_can_be_null=True,
+            null_values=[""],
+            quoted_strings_can_be_null=False,
+        ),
+    )
 
 
 def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
     """Batches stream from the input file to a Parquet file beside the output, renamed only on success."""
-    import os
+    _check_output(args.output)
 
     import pyarrow.csv
     import pyarrow.parquet
 
-    from knime_mcp.caller import CallerOptions, CallSummary, call_table, select_tool
+    from knime_mcp.caller import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
     from knime_mcp.dispatch import RetryPolicy
     from knime_mcp.pool import ClientPool
     from knime_mcp.sync import run_sync
@@ -256,7 +437,9 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
         raise UsageError("--retries must be 0 or more.")
     options = CallerOptions(
         mapping=args.mapping,
-        concurrency=args.concurrency,
+        # An explicit --concurrency is the user's choice for this tool, whatever its annotations.
+        concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
+        concurrent_writes=args.concurrency is not None,
         retry=RetryPolicy(attempts=args.retries + 1),
         on_error=args.on_error,
     )
@@ -265,7 +448,7 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
         raise UsageError(f"--input must be a .csv or .parquet file, not {args.input!r}.")
     try:
         if suffix == ".csv":
-            reader, total = pyarrow.csv.open_csv(args.input), None
+            reader, total = _open_csv_as_text(args.input), None
         else:
             parquet = pyarrow.parquet.ParquetFile(args.input)
             reader, total = parquet.iter_batches(), parquet.metadata.num_rows
@@ -281,7 +464,7 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
 
     async def call_file() -> CallSummary:
         async with ClientPool(max_concurrency=options.concurrency) as pool:
-            tool = select_tool(await (await pool.client(spec)).list_tools(), args.tool)
+            tool = _find_tool(await (await pool.client(spec)).list_tools(), args.tool, spec)
             return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
 
     try:
@@ -303,11 +486,10 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
 
 
 def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
-    from knime_mcp.agent import AgentConfig, run_agent
+    from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
     from knime_mcp.provider import list_server_tools
     from knime_mcp.sync import run_sync
-    from knime_mcp.tool import MCPTool
 
     targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
     targets += [command] if command else []
@@ -324,10 +506,10 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
     )
     api_key = resolve_api_key(model)
     config = AgentConfig(
-        iteration_limit=args.iteration_limit,
+        iteration_limit=DEFAULT_ITERATION_LIMIT if args.iteration_limit is None else args.iteration_limit,
         on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
         errors="column",
-        max_concurrency=args.concurrency,
+        max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
         policy=_tool_policy(args),
     )
 
@@ -339,7 +521,7 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
         chat = build_chat_model(model, api_key)
         return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], **system)
 
-    result = run_sync(agent)
+    result = run_sync(agent)  # the tools left out reach stderr as warnings logged by run_agent
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
         log = [entry.to_dict() for entry in result.log]
@@ -353,25 +535,108 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
     return 0
 
 
+def _command_demo_server(args: argparse.Namespace) -> int:
+    import errno
+
+    from knime_mcp.demo_server import main as demo_main
+
+    argv = ["--transport", args.transport, "--port", str(args.port)]
+    try:
+        if args.transport == "stdio":
+            print("knime-mcp demo server: speaking MCP over stdin and stdout until stdin closes", file=sys.stderr)
+            return demo_main(argv)
+        with redirect_stdout(sys.stderr):  # its "listening on URL" line: stdout stays free for whatever runs next
+            return demo_main(argv)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise ConfigError(
+            f"Port {args.port} on 127.0.0.1 is already in use.",
+            hint="Choose another --port, or --port 0 for a free one.",
+        ) from exc
+
+
+_CLI_HINTS = (
+    ("the transport setting", "--transport"),
+    ("aise the connect timeout", "aise --connect-timeout"),
+    ("aise the call timeout", "aise --call-timeout"),
+    (
+        "Raise the iteration limit, or let the node ask for a final answer when the limit is reached.",
+        "Raise --iteration-limit, or pass --on-limit final-answer.",
+    ),
+    (
+        "Set the authentication (bearer token, header or basic) and check that the credential is valid.",
+        "Send the credential with --header 'Authorization: Bearer ${VAR}' and check that it is valid.",
+    ),
+    ("put the API key into a KNIME credential", "name the variable that holds the API key with --api-key-env"),
+    (
+        "Connect the credentials flow variable that holds the API key to this node.",
+        "Name the environment variable that holds the API key with --api-key-env.",
+    ),
+)
+"""The core's hints name KNIME settings; on the command line the same advice names the flags."""
+
+
+def _cli_hint(hint: str | None) -> str | None:
+    for setting, flag in _CLI_HINTS:
+        hint = hint.replace(setting, flag) if hint else hint
+    return hint
+
+
+class _OneLine(logging.Formatter):
+    """One line per log record; the traceback only with ``--verbose``."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self._verbose = verbose
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._verbose:
+            return super().format(record)
+        cause = f"{type(record.exc_info[1]).__name__}; " if record.exc_info and record.exc_info[1] else ""
+        return f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)"
+
+
+@contextmanager
+def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
+    """Route the SDK's log records (warnings and up) to ``err``, for the length of one command."""
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine(verbose))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _run_command(args: argparse.Namespace, target: list[str], out: TextIO) -> int:
+    if args.command == "demo-server":
+        return _command_demo_server(args)
+    if args.command == "agent":
+        return _command_agent(args, target, out)
+    spec = server_spec(target, args)
+    if args.command == "tools":
+        return _command_tools(args, spec, out)
+    if args.command == "call-table":
+        return _command_call_table(args, spec, out)
+    return _command_call(args, spec, out)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one command and return its exit code; errors go to ``err`` as ``Error: …``."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        args, target = _parse(list(sys.argv[1:] if argv is None else argv))
-        if args.command == "demo-server":
-            from knime_mcp.demo_server import main as demo_main
-
-            return demo_main(["--transport", args.transport, "--port", str(args.port)])
-        if args.command == "agent":
-            return _command_agent(args, target, out)
-        spec = server_spec(target, args)
-        if args.command == "tools":
-            return _command_tools(args, spec, out)
-        if args.command == "call-table":
-            return _command_call_table(args, spec, out)
-        return _command_call(args, spec, out)
+        try:
+            args, target = _parse(list(sys.argv[1:] if argv is None else argv))
+        except SystemExit as exc:  # --help and --version
+            return exc.code if isinstance(exc.code, int) else 0
+        with _logging_to(err, args.verbose):
+            return _run_command(args, target, out)
     except McpToolError as exc:
+        exc.hint = _cli_hint(exc.hint)
         print(f"Error: {exc}", file=err)
         return exc.exit_code
     except KeyboardInterrupt:

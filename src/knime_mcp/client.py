@@ -20,16 +20,17 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp
+import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
-from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_headers
+from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_headers, resolved_secrets
 from knime_mcp.errors import (
     McpToolError,
     OutcomeUnknownError,
@@ -40,6 +41,7 @@ from knime_mcp.errors import (
     SessionLostError,
     ToolError,
     ToolTimeoutError,
+    masked,
     translate,
     translate_errors,
 )
@@ -56,6 +58,9 @@ from knime_mcp.transports import (
     open_transport,
 )
 from knime_mcp.urlguard import PinnedHost
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 
@@ -86,6 +91,32 @@ class _Session:
     closing: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
     lost: BaseException | None = None
+
+
+class _MismatchedResult(Exception):
+    """A call's result that breaks the tool's output schema, carried past the SDK's check so it is not lost."""
+
+    def __init__(self, result: mcp_types.CallToolResult, reason: str) -> None:
+        super().__init__(reason)
+        self.result, self.reason = result, reason
+
+
+def _keep_mismatched_results(session: ClientSession) -> None:
+    """Make the SDK's output-schema check of ``session`` raise :class:`_MismatchedResult`, which keeps the result,
+    instead of a bare RuntimeError that drops it and would read as a lost connection."""
+    check = session.validate_tool_result
+
+    async def validate_keeping_the_result(name: str, result: mcp_types.CallToolResult) -> None:
+        try:
+            await check(name, result)
+        except RuntimeError as exc:
+            cause = exc.__cause__
+            reason = getattr(cause, "message", None) or str(exc)
+            if getattr(cause, "path", None):
+                reason = f"{reason} (at {'/'.join(str(part) for part in cause.path)})"
+            raise _MismatchedResult(result, reason) from exc
+
+    session.validate_tool_result = validate_keeping_the_result  # type: ignore[method-assign]
 
 
 class McpClient:
@@ -183,7 +214,7 @@ class McpClient:
             with anyio.fail_after(self.spec.timeouts.connect):
                 return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
         except TimeoutError as exc:
-            raise self._timeout_error(diagnostics) from exc
+            raise self._masked(self._timeout_error(diagnostics)) from exc
         except McpToolError:
             diagnostics.close()
             raise
@@ -213,6 +244,13 @@ class McpClient:
 
     def _connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         """The translated error; for a stdio server, what it printed before it failed is the best hint."""
+        return self._masked(self._translated_connect_error(exc, diagnostics))
+
+    def _masked(self, error: McpToolError) -> McpToolError:
+        """What the server printed or answered may quote the secrets it was given: they never reach a message."""
+        return masked(error, resolved_secrets(self.spec, self._credentials))
+
+    def _translated_connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         error = translate(exc, self.server, http_status=diagnostics.http_status)
         if isinstance(error, ToolError):
             error = ServerConnectError(
@@ -248,6 +286,7 @@ class McpClient:
                 client_info=_CLIENT_INFO,
                 message_handler=diagnostics.record_message,
             ) as client:
+                _keep_mismatched_results(client.session)
                 session = _Session(client, kind, diagnostics)
                 task_status.started(session)
                 await session.closing.wait()
@@ -369,6 +408,8 @@ class McpClient:
                     tool_name, arguments, read_timeout_seconds=seconds, meta=_meta(key)
                 )
                 return ToolResult.from_sdk(result)
+            except _MismatchedResult as exc:
+                return ToolResult.from_sdk(exc.result, mismatch=exc.reason)
             except MCPError as exc:
                 if (refusal := self._refusal(session, key, exc)) is not None:
                     raise refusal from exc
@@ -440,4 +481,4 @@ class _Refused(Exception):
         self.status = status
 
 
-_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.1.0")
+_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.2.0")

@@ -104,6 +104,16 @@ class AuthRef:
             raise ConfigError("Authentication 'header' needs a header name, e.g. X-API-Key.")
 
 
+_CREDENTIAL_HEADER = re.compile(r"authorization|cookie|token|secret|password|api[-_]?key|auth", re.IGNORECASE)
+"""Header names whose values are credentials."""
+
+
+def literal_secret_headers(headers: Mapping[str, str]) -> list[str]:
+    """The credential headers whose value is written out instead of referenced as ``${VAR}``: a secret kept in
+    settings, tables and command lines."""
+    return [name for name, value in headers.items() if _CREDENTIAL_HEADER.search(name) and "${" not in value]
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServerSpec:
     """Everything needed to (re)connect to one MCP server, in any process.
@@ -149,6 +159,11 @@ class ServerSpec:
             raise ConfigError(
                 "The server URL contains a password.",
                 hint="Remove it from the URL and use basic authentication with a KNIME credential instead.",
+            )
+        if literal := literal_secret_headers(self.headers):
+            raise ConfigError(
+                f"The header {literal[0]!r} holds a literal secret, which would be kept in settings and tables.",
+                hint="Use the Authentication setting with a credential, or reference the secret as ${VARIABLE}.",
             )
         if self.transport in ("streamable-http", "sse") and not self.is_url:
             raise ConfigError(f"Transport {self.transport!r} needs an http(s) URL, got a command line.")
@@ -289,6 +304,18 @@ def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = Non
             token = base64.b64encode(f"{username}:{secret}".encode()).decode()
             headers["Authorization"] = f"Basic {token}"
     return headers
+
+
+def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = None) -> frozenset[str]:
+    """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers and environment holds,
+    and its authentication's secret (and basic token), so that text relayed from the server can be masked. Values
+    under four characters are left out: masking them would garble ordinary words."""
+    references = (*spec.headers.values(), *spec.env.values(), spec.auth.secret or "")
+    values = {os.environ.get(name, "") for text in references for name in _ENV_REF.findall(text)}
+    if spec.auth.kind != "none":
+        username, secret = _secret(spec.auth, credentials, spec.display_name)
+        values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode()}
+    return frozenset(value for value in values if len(value) >= 4)
 
 
 def resolve_env(spec: ServerSpec) -> dict[str, str]:

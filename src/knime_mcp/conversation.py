@@ -1,9 +1,14 @@
 """A conversation as langchain messages and as table rows: the agent's memory and the Agent Prompter's output.
 
 Layer: core, used by the agent loop (messages) and by the node and the CLI (rows). One row per message with the
-columns of :data:`CONVERSATION_COLUMNS`; a history table in that form continues a conversation, history first, then
-the new messages. The system message is sent to the model on every run and is not part of the rows, as in KNIME's
-own Agent Prompter. In the error-column mode a failed run ends with a row that holds only the error.
+text columns of :data:`CONVERSATION_COLUMNS`; a history table in that form continues a conversation, history first,
+then the new messages. The system message is sent to the model on every run and is not part of the rows, as in
+KNIME's own Agent Prompter. In the error-column mode a failed run ends with a row that holds only the error.
+
+The table (:func:`conversation_table`) adds :data:`IMAGE`, each message's first image as PNG bytes, so that KNIME
+can show it: the node turns that binary column into PNG image cells (KNIME's tables have no raw binary column), as
+for the Tool Caller. :data:`IMAGES` stays the lossless form that a history table is read back from; the image
+column is only for looking at, and a history table without it (from an older version) continues as well.
 
     conversation = Conversation("You are terse.", history=messages_from_rows(rows))
     conversation.append(HumanMessage("hi"))
@@ -14,10 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from knime_mcp.arguments import ROW_ID_COLUMN
 from knime_mcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,12 +33,15 @@ __all__ = [
     "CONTENT",
     "CONVERSATION_COLUMNS",
     "ERROR",
+    "ColumnKind",
+    "IMAGE",
     "IMAGES",
     "ROLE",
     "TOOL_CALLS",
     "TOOL_CALL_ID",
     "TOOL_NAME",
     "Conversation",
+    "conversation_columns",
     "conversation_table",
     "message_to_row",
     "messages_from_arrow",
@@ -47,10 +56,17 @@ TOOL_CALL_ID = "Tool Call ID"
 TOOL_NAME = "Tool Name"
 IMAGES = "Images"
 """JSON list of ``data:`` URLs of the images a message carries (tool images reach the model this way)."""
+IMAGE = "Image"
+"""The message's first image as PNG bytes (converted from other formats); missing when it has none, and when that
+image cannot be decoded (it is still in :data:`IMAGES`). Only in the table, for KNIME to show; never read back."""
 ERROR = "Error"
 
 CONVERSATION_COLUMNS: tuple[str, ...] = (ROLE, CONTENT, TOOL_CALLS, TOOL_CALL_ID, TOOL_NAME, IMAGES)
-"""The columns of a conversation table, all strings; the error-column mode adds :data:`ERROR`."""
+"""The columns of a conversation row, all strings; the table adds :data:`IMAGE`, the error-column mode
+:data:`ERROR` (see :func:`conversation_columns`)."""
+
+ColumnKind = Literal["string", "image"]
+"""A conversation column's type: text, or PNG bytes (Arrow ``large_binary``), which KNIME shows as PNG image cells."""
 
 _ROLES: dict[str, str] = {
     "system": "system",
@@ -149,15 +165,17 @@ def _image_urls(content: str | list[Any]) -> list[str]:
 
 
 def messages_from_arrow(table: pa.Table) -> list[BaseMessage]:
-    """The messages of a conversation table read with ``to_pyarrow()``; the RowID column labels the rows."""
-    return messages_from_rows(table.to_pylist())
+    """The messages of a conversation table read with ``to_pyarrow()``; the RowID column labels the rows. Only the
+    row columns are read: the :data:`IMAGE` column (whose images :data:`IMAGES` holds) and any other are left out."""
+    read = {ROW_ID_COLUMN, *CONVERSATION_COLUMNS, ERROR}
+    return messages_from_rows(table.select([name for name in table.column_names if name in read]).to_pylist())
 
 
 def messages_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[BaseMessage]:
     """The messages of conversation rows; error rows (no role, an error) are skipped, other problems name the row."""
     messages = []
     for number, row in enumerate(rows, start=1):
-        label = str(row.get("<RowID>") or f"row {number}")
+        label = str(row.get(ROW_ID_COLUMN) or f"row {number}")
         if _missing(row.get(ROLE)) and not _missing(row.get(ERROR)):
             continue
         messages.append(_message(row, label))
@@ -226,10 +244,44 @@ def _ai_message(content: str | list[Any], calls: list[Any], label: str) -> AIMes
     return AIMessage(content, tool_calls=valid, invalid_tool_calls=invalid)
 
 
+def conversation_columns(*, error_column: bool = False) -> list[tuple[str, ColumnKind]]:
+    """The columns of :func:`conversation_table` in order, with their kinds: the row's, :data:`IMAGE` right after
+    :data:`IMAGES`, then :data:`ERROR` in the error-column mode."""
+    names = [*CONVERSATION_COLUMNS, ERROR] if error_column else list(CONVERSATION_COLUMNS)
+    columns: list[tuple[str, ColumnKind]] = [(name, "string") for name in names]
+    columns.insert(names.index(IMAGES) + 1, (IMAGE, "image"))
+    return columns
+
+
 def conversation_table(conversation: Conversation, *, error_column: bool = False) -> pa.Table:
-    """The conversation as an Arrow table of string columns (missing values stay typed, unlike in pandas)."""
+    """The conversation as an Arrow table of the columns of :func:`conversation_columns`: strings, and PNG bytes
+    (``large_binary``) in :data:`IMAGE`. Missing values stay typed, unlike in pandas."""
     import pyarrow as pa
 
-    columns = [*CONVERSATION_COLUMNS, ERROR] if error_column else list(CONVERSATION_COLUMNS)
     rows = conversation.rows(error_column=error_column)
-    return pa.table({column: pa.array([row[column] for row in rows], pa.string()) for column in columns})
+    arrays = {}
+    for name, kind in conversation_columns(error_column=error_column):
+        if kind == "image":
+            arrays[name] = pa.array([_first_png(row[IMAGES]) for row in rows], pa.large_binary())
+        else:
+            arrays[name] = pa.array([row[name] for row in rows], pa.string())
+    return pa.table(arrays)
+
+
+def _first_png(images: str | None) -> bytes | None:
+    """The first image of an :data:`IMAGES` value as PNG bytes; ``None`` without images, and when the first is not a
+    base64 ``data:`` URL of an image that can be decoded (a web address, damaged data): the table stays whole."""
+    from knime_mcp.images import ImageError, to_png
+    from knime_mcp.results import ImagePart
+
+    urls = json.loads(images) if images else []
+    if not urls or not isinstance(urls[0], str):
+        return None
+    header, comma, data = urls[0].partition(",")
+    if not comma or not header.startswith("data:") or not header.endswith(";base64"):
+        return None
+    mime_type = header.removeprefix("data:").split(";")[0] or "image/png"
+    try:
+        return to_png(ImagePart(data, mime_type))
+    except ImageError:
+        return None

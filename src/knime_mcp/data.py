@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +35,8 @@ __all__ = [
     "DataTable",
     "TableHost",
     "arrow_type_name",
+    "collect_call_tables",
+    "report_call_tables",
     "update_note",
 ]
 
@@ -172,6 +176,31 @@ class DataRepository:
         if self._host is None:
             raise TypeError(f"Without a table host the data repository holds only pyarrow Tables, not {type(data)}")
         return self._host.describe(data)
+
+
+_CALL_TABLES: ContextVar[list[DataTable] | None] = ContextVar("knime_mcp_call_tables", default=None)
+"""The tables the running tool call has added, while :func:`collect_call_tables` collects them."""
+
+
+@contextmanager
+def collect_call_tables() -> Iterator[list[DataTable]]:
+    """The tables a tool call reports with :func:`report_call_tables` while the block runs. The agent's toolset
+    collects them per call and names them in a note it attaches after capping the tool's output, so that a long
+    output cannot cut the ids of the new tables off."""
+    added: list[DataTable] = []
+    token = _CALL_TABLES.set(added)
+    try:
+        yield added
+    finally:
+        _CALL_TABLES.reset(token)
+
+
+def report_call_tables(tables: Sequence[DataTable]) -> None:
+    """Report tables the running tool call added to its collector (none outside :func:`collect_call_tables`). Call it
+    in the call's own task, not in a worker thread: context variables do not cross into other threads."""
+    collected = _CALL_TABLES.get()
+    if collected is not None:
+        collected.extend(tables)
 
 
 def update_note(tables: Sequence[DataTable]) -> str:

@@ -27,7 +27,7 @@ from knime_mcp.errors import (
     ToolError,
     ToolTimeoutError,
 )
-from knime_mcp.policy import ToolPolicy
+from knime_mcp.policy import ToolPolicy, task_refusal
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool
@@ -132,7 +132,7 @@ class CallOutcome:
         if self.error is not None:
             raise self.error
         if self.result is not None and self.result.is_error:
-            message = f"Tool {self.record.tool!r} reported an error: {self.result.text}"
+            message = f"Tool {self.record.tool!r} reported an error: {self.result.error_text}"
             raise ToolCallError(message, server=self.record.server)
 
 
@@ -175,6 +175,9 @@ class Dispatcher:
         self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]
     ) -> tuple[McpToolError | None, CallStatus]:
         """Why the call must not be made at all: the tool policy blocks it, or its arguments break the schema."""
+        if isinstance(tool, MCPTool) and (unsupported := task_refusal(tool)) is not None:
+            hint = "Leave this tool out until knime-mcp runs MCP tasks."
+            return ToolCallError(f"The call was not made: {unsupported}.", hint=hint), "blocked"
         reason = self._policy.check(tool) if self._policy is not None and isinstance(tool, MCPTool) else None
         if reason is not None:
             return ToolCallError(f"The call was not made: {reason}."), "blocked"
@@ -206,7 +209,7 @@ class Dispatcher:
             server=tool.server.display_name if isinstance(tool, MCPTool) else None,
             arguments=redact(arguments),
             status=status,
-            error=str(error) if error else (result.text if result is not None and result.is_error else None),
+            error=str(error) if error else (result.error_text if result is not None and result.is_error else None),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             attempts=max(attempts, 1),
         )

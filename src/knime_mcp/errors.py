@@ -24,15 +24,9 @@ from __future__ import annotations
 
 import errno
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import ClassVar
-
-import anyio
-import httpx2
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
-from pydantic import ValidationError
 
 __all__ = [
     "CancelledByUser",
@@ -183,11 +177,33 @@ def _from_status(status: int, server: str) -> McpToolError:
     return ServerConnectError(f"The server answered HTTP {status}.", server=server, hint=_CONNECT_HINT)
 
 
+_TOO_LARGE = "byte limit"
+"""In the SDK's error for a reply larger than the transport's limit ("Server-sent event exceeded the N byte limit")."""
+
+
+def masked(error: McpToolError, secrets: Iterable[str]) -> McpToolError:
+    """``error`` with every secret value in its message and hint replaced by ``***``: servers echo what they were
+    given (a stdio server printing its token at start-up, an HTTP body quoting a header)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        error.message = error.message.replace(secret, "***")
+        if error.hint:
+            error.hint = error.hint.replace(secret, "***")
+    error.args = (error.message,)
+    return error
+
+
 def translate(exc: BaseException, server: str, *, http_status: int | None = None) -> McpToolError:
     """Map one foreign exception to the most specific knime-mcp error.
 
     ``http_status`` is the HTTP error seen on the connection, when the SDK has turned it into a JSON-RPC error.
     """
+    # The SDK, httpx2, anyio and pydantic load here, not at import: the CLI's `--help` must not pay for them.
+    import anyio
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
+    from pydantic import ValidationError
+
     leaf = _leaf(exc)
     if http_status is not None and not isinstance(leaf, McpToolError):
         return _from_status(http_status, server)
@@ -224,6 +240,13 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
             )
         case OSError() if leaf.errno in (errno.ECONNREFUSED, errno.ECONNRESET, errno.EPIPE):
             return ServerConnectError(f"The connection failed: {leaf.strerror}.", server=server, hint=_CONNECT_HINT)
+        case MCPError() if leaf.error.code == CONNECTION_CLOSED and _TOO_LARGE in leaf.error.message:
+            return ToolCallError(
+                f"The server's reply is larger than knime-mcp reads in one message: the tool ran, but its result "
+                f"is lost ({_first_line(leaf.error.message)}).",
+                server=server,
+                hint="Ask the tool for less at a time (a filter, a page, a smaller range).",
+            )
         case MCPError() if leaf.error.code == CONNECTION_CLOSED or leaf.error.message == _SESSION_TERMINATED:
             return SessionLostError(
                 "The server closed the connection.",

@@ -37,7 +37,8 @@ def to_png(image: ImagePart) -> bytes:
     from PIL import UnidentifiedImageError
 
     try:
-        data = base64.b64decode(image.data, validate=True)
+        # Line-wrapped base64 (as base64.encodebytes writes it) is valid too: the MCP SDK accepts it.
+        data = base64.b64decode("".join(image.data.split()), validate=True)
     except binascii.Error as exc:
         raise ImageError(f"its data ({image.mime_type}) is not valid base64: {exc}") from exc
     try:

@@ -7,6 +7,12 @@ who can change the setting.
     policy = ToolPolicy(deny="^delete_", destructive="block")
     allowed, notes = policy.apply(tools)
     reason = policy.check(tool)          # None when the tool may be called
+
+The destructive-tool rule follows the MCP specification's defaults for a tool that has annotations (``readOnlyHint``
+false, ``destructiveHint`` true). A tool with no behaviour hint at all (most FastMCP and ``mcp`` 1.x servers) counts
+as destructive in the specification too, but blocking it would leave such servers without a usable tool; so by
+default it is allowed and named in :attr:`ToolOffer.unannotated`, and ``unannotated_destructive=True`` blocks it.
+A tool that can only run as an MCP task is never offered or called (:func:`task_refusal`), whatever the policy.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import compile_name_pattern
 
-__all__ = ["DestructiveMode", "ToolPolicy"]
+__all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "task_refusal", "unannotated_note"]
 
 DestructiveMode = Literal["allow", "block", "read_only"]
 """``allow``: any tool; ``block``: no tool the annotations call destructive; ``read_only``: only read-only tools."""
@@ -44,6 +50,10 @@ class ToolPolicy:
 
     destructive: DestructiveMode = "block"
     """What to do with tools that may change or delete data, judged by their MCP annotations."""
+
+    unannotated_destructive: bool = False
+    """Count a tool without any MCP behaviour hint as destructive, as the specification does; by default it is
+    allowed (and named in the offer's warning) unless ``destructive`` is ``read_only``."""
 
     _allow: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _deny: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -73,10 +83,15 @@ class ToolPolicy:
                 f"tool {tool.name!r} is not annotated read-only and the tool policy allows read-only tools only; "
                 f"{_ASK} allow tools that write"
             )
-        if self.destructive == "block" and hints.destructive:
+        if self.destructive == "block" and hints.destructive and hints.annotated:
             return (
-                f"tool {tool.name!r} is annotated destructive (MCP counts a tool without hints as destructive) and "
-                f"the destructive-tool policy blocks it; {_ASK} allow destructive tools"
+                f"tool {tool.name!r} is annotated destructive and the destructive-tool policy blocks it; "
+                f"{_ASK} allow destructive tools"
+            )
+        if self.destructive == "block" and hints.destructive and self.unannotated_destructive:
+            return (
+                f"tool {tool.name!r} has no MCP annotations, which the tool policy counts as destructive; "
+                f"{_ASK} allow unannotated or destructive tools"
             )
         return None
 
@@ -91,3 +106,65 @@ class ToolPolicy:
             else:
                 notes.append(reason)
         return allowed, notes
+
+    def offer(self, tools: Iterable[MCPTool]) -> ToolOffer:
+        """What a model may be offered: the tools the policy allows that can run here, and why the others are not."""
+        offered: list[MCPTool] = []
+        left_out: list[str] = []
+        for tool in tools:
+            reason = task_refusal(tool) or self.check(tool)
+            if reason is None:
+                offered.append(tool)
+            else:
+                left_out.append(reason)
+        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))
+
+    def unannotated(self, allowed: Iterable[MCPTool]) -> list[str]:
+        """The names of allowed tools without any MCP behaviour hint: tools the destructive-tool rule could not
+        judge (empty unless the rule is ``block``; with ``unannotated_destructive`` none is allowed)."""
+        if self.destructive != "block":
+            return []
+        return [tool.name for tool in allowed if not tool.annotations.annotated]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOffer:
+    """The tools a model is offered, and what a node warning and the log say about the rest.
+
+    offer = ToolPolicy().offer(tools)
+    model.bind_tools(offer.tools); warn(offer.warnings)
+    """
+
+    tools: list[MCPTool]
+    """The tools that may be called, in their order."""
+
+    left_out: list[str]
+    """One reason per tool not offered (blocked by the policy, or runnable only as a task)."""
+
+    unannotated: list[str]
+    """Offered tools whose server gave no behaviour hints, so the destructive-tool rule could not judge them."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """Lines for a node warning or the CLI's stderr; empty when every tool is offered as judged."""
+        lines = [f"Not offered to the model: {reason}" for reason in self.left_out]
+        return lines + ([unannotated_note(self.unannotated)] if self.unannotated else [])
+
+
+def unannotated_note(names: Iterable[str]) -> str:
+    """The warning that names tools allowed although their server sent no annotations."""
+    listed = ", ".join(map(repr, names))
+    return (
+        f"Offered without MCP annotations, so not known to be safe: {listed}; switch on 'Treat unannotated tools as "
+        "destructive' (CLI: --unannotated-destructive) to block them"
+    )
+
+
+def task_refusal(tool: MCPTool) -> str | None:
+    """Why ``tool`` cannot be called here (it runs only as an MCP task), in words for the model; else None."""
+    if not tool.task_required:
+        return None
+    return (
+        f"tool {tool.name!r} can only run as an MCP task (execution.taskSupport 'required'), which knime-mcp does not "
+        "support yet"
+    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from knime_mcp.client import McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
-from knime_mcp.policy import ToolPolicy
+from knime_mcp.policy import ToolPolicy, unannotated_note
 from knime_mcp.schema import SchemaMode, shape_schemas
 from knime_mcp.sync import ProgressCallback
 from knime_mcp.tool import MCPTool
@@ -41,10 +41,13 @@ def shape_tools(
     policy: ToolPolicy | None = None,
 ) -> ToolListing:
     """Filter by name and policy, apply the schema mode, prefix, and make names model-safe and unique."""
-    allowed, blocked = (policy or ToolPolicy(destructive="allow")).apply(filter_tools(tools, include, exclude))
+    policy = policy or ToolPolicy(destructive="allow")
+    allowed, blocked = policy.apply(filter_tools(tools, include, exclude))
     shaped = shape_schemas(allowed, schema_mode)
     named = ensure_unique(sanitize_names(prefix_tools(shaped.tools, prefix)))
-    notes = blocked + list(shaped.notes) + [f"{tool.name}: {note}" for tool in named for note in tool.notes]
+    unannotated = policy.unannotated(named)
+    notes = blocked + ([unannotated_note(unannotated)] if unannotated else []) + list(shaped.notes)
+    notes += [f"{tool.name}: {note}" for tool in named for note in tool.notes]
     return ToolListing(named, notes)
 
 

@@ -4,7 +4,9 @@ Layer: pure functions under :mod:`knime_mcp.data` (the agent's data repository),
 array of objects, or an object holding exactly one such array (``{"items": [...], "total": 3}``); anything else is
 not tabular and gives ``None``. Each key becomes a column, in the order keys first appear; a column whose values are
 all integers, all numbers, all booleans or all strings keeps that type, any other column holds JSON text, and a
-missing key is a missing value.
+missing key is a missing value. Column names are the keys, except that KNIME's reserved ``<RowID>`` becomes
+``<RowID> (data)``, a blank key ``Column <n>`` (its position), and a name an earlier column already has gets KNIME's
+numbered suffix (``name (#1)``), so no key's values are lost.
 
     records_table({"items": [{"sku": "A-1", "quantity": 2}, {"sku": "B-7", "quantity": 1}]})
     # pyarrow.Table: sku (string), quantity (int64), 2 rows
@@ -16,14 +18,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from knime_mcp.arguments import ROW_ID_COLUMN
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["find_records", "records_table"]
 
 _INT64 = (-(2**63), 2**63 - 1)
-_ROW_ID = "<RowID>"
-"""KNIME reserves this column name for row ids; a key of that name is renamed."""
 
 
 def find_records(value: Any) -> list[Mapping[str, Any]] | None:
@@ -44,14 +46,14 @@ def records_table(value: Any) -> pa.Table | None:
     records = find_records(value)
     if records is None:
         return None
-    names: dict[str, None] = {}
+    keys: dict[str, None] = {}
     for record in records:
-        names.update(dict.fromkeys(str(key) for key in record))
-    columns = {
-        _column_name(name, number): _column([record.get(name) for record in records])
-        for number, name in enumerate(names, start=1)
-    }
-    return pa.table(columns)
+        keys.update(dict.fromkeys(str(key) for key in record))
+    names: list[str] = []
+    for number, key in enumerate(keys, start=1):
+        names.append(_unique(_column_name(key, number), set(names)))
+    values = [[record.get(key) for record in records] for key in keys]
+    return pa.table([_column(column) for column in values], names=names)
 
 
 def _is_records(value: Any) -> bool:
@@ -66,7 +68,17 @@ def _is_records(value: Any) -> bool:
 def _column_name(name: str, number: int) -> str:
     if not name.strip():
         return f"Column {number}"
-    return f"{name} (data)" if name == _ROW_ID else name
+    return f"{name} (data)" if name == ROW_ID_COLUMN else name
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or when an earlier column has it, ``name (#1)``, ``name (#2)``, ... as KNIME numbers duplicates."""
+    number = 0
+    unique = name
+    while unique in taken:
+        number += 1
+        unique = f"{name} (#{number})"
+    return unique
 
 
 def _column(values: list[Any]) -> pa.Array:

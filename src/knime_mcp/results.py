@@ -22,6 +22,7 @@ __all__ = [
     "ResourcePart",
     "TextPart",
     "ToolResult",
+    "part_to_dict",
 ]
 
 
@@ -73,6 +74,11 @@ class ResourcePart:
 ContentPart = TextPart | ImagePart | AudioPart | ResourceLinkPart | ResourcePart
 
 
+def part_to_dict(part: ContentPart) -> dict[str, Any]:
+    """A content block as the result's JSON form has it: its fields that are set."""
+    return {k: v for k, v in vars(part).items() if v is not None}
+
+
 def _part(block: mcp_types.ContentBlock) -> ContentPart:
     match block:
         case mcp_types.TextContent():
@@ -104,12 +110,22 @@ class ToolResult:
     structured: dict[str, Any] | None = None
     is_error: bool = False
 
+    mismatch: str | None = None
+    """Why a result the server sent as a success is an error here: its structured content breaks the tool's own
+    output schema. The content is kept as it arrived."""
+
+    @property
+    def error_text(self) -> str:
+        """What went wrong, for a result that is an error: the mismatch, or the tool's own text."""
+        return f"The result does not match the tool's output schema: {self.mismatch}" if self.mismatch else self.text
+
     @classmethod
-    def from_sdk(cls, result: mcp_types.CallToolResult) -> ToolResult:
+    def from_sdk(cls, result: mcp_types.CallToolResult, *, mismatch: str | None = None) -> ToolResult:
         return cls(
             content=tuple(_part(block) for block in result.content),
             structured=result.structured_content,
-            is_error=bool(result.is_error),
+            is_error=bool(result.is_error) or mismatch is not None,
+            mismatch=mismatch,
         )
 
     @property
@@ -123,8 +139,9 @@ class ToolResult:
         return [p for p in self.content if isinstance(p, ImagePart)]
 
     def to_dict(self) -> dict[str, Any]:
-        parts = [{k: v for k, v in vars(p).items() if v is not None} for p in self.content]
-        return {"content": parts, "structured": self.structured, "is_error": self.is_error}
+        parts = [part_to_dict(p) for p in self.content]
+        data = {"content": parts, "structured": self.structured, "is_error": self.is_error}
+        return data if self.mismatch is None else {**data, "mismatch": self.mismatch}
 
     def to_json(self) -> str:
         return self._json

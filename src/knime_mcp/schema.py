@@ -10,8 +10,9 @@ Two schema modes:
   object schema, and local ``$ref``\\ s are inlined because several LLM providers reject ``$ref``. A recursive
   reference, an unresolvable one, or nesting deeper than :data:`MAX_OFFERED_DEPTH` becomes ``{}`` (any value) with a
   note; arguments are still validated against the server's full ``input_schema``.
-- ``simple`` offers only string, integer, number and boolean parameters, for models and tools that cannot use more.
-  Optional complex parameters are dropped; a tool with a required complex parameter is left out.
+- ``simple`` offers only string, integer, number and boolean parameters, and unions of them (``{"type": ["boolean",
+  "string"]}`` or an ``anyOf`` of such types, offered as a list of types), for models and tools that cannot use
+  more. Optional complex parameters are dropped; a tool with a required complex parameter is left out.
 """
 
 from __future__ import annotations
@@ -262,16 +263,44 @@ def _unwrap(schema: dict[str, Any]) -> dict[str, Any]:
         schema = {**non_null[0], **outer}
 
 
-def _primitive(schema: dict[str, Any]) -> str | None:
+def _primitive(schema: dict[str, Any]) -> str | list[str] | None:
+    """The primitive type of a parameter, or the primitive types of a union of them (``{"type": ["boolean",
+    "string"]}``, or ``anyOf``/``oneOf`` branches that are each primitive); None when any part is not primitive."""
     kind = schema.get("type")
     if isinstance(kind, list):
-        non_null = [name for name in kind if name != "null"]
-        kind = non_null[0] if len(non_null) == 1 else None
-    elif kind is None and not any(key in schema for key in ("anyOf", "oneOf", "allOf")):
+        kinds = [name for name in dict.fromkeys(kind) if name != "null"]
+        return _primitives(kinds)
+    if kind is None:
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list):
+                return _union(branches)
+        if "allOf" in schema:
+            return None
         enum = schema.get("enum")
         if isinstance(enum, list) and enum and all(isinstance(value, str) for value in enum):
             kind = "string"
     return kind if kind in _PRIMITIVES else None
+
+
+def _primitives(kinds: list[Any]) -> str | list[str] | None:
+    if not kinds or not all(name in _PRIMITIVES for name in kinds):
+        return None
+    return kinds[0] if len(kinds) == 1 else kinds
+
+
+def _union(branches: list[Any]) -> str | list[str] | None:
+    """The primitive types of a choice of schemas; constraints inside a branch are not offered (arguments are still
+    validated against the server's schema)."""
+    kinds: list[str] = []
+    for branch in branches:
+        if isinstance(branch, dict) and branch.get("type") == "null":
+            continue
+        kind = _primitive(_unwrap(branch)) if isinstance(branch, dict) else None
+        if kind is None:
+            return None
+        kinds += [kind] if isinstance(kind, str) else kind
+    return _primitives(list(dict.fromkeys(kinds)))
 
 
 def _simple_property(schema: Any) -> dict[str, Any] | None:
@@ -282,12 +311,13 @@ def _simple_property(schema: Any) -> dict[str, Any] | None:
     if kind is None:
         return None
     offered: dict[str, Any] = {"type": kind}
+    kinds = [kind] if isinstance(kind, str) else kind
     for key in _SIMPLE_KEYWORDS:
         if key in schema and schema[key] is not None:
             offered[key] = schema[key]
     if "enum" in offered:
         values = [value for value in offered["enum"] if value is not None] if isinstance(offered["enum"], list) else []
-        if values and all(_is_of(value, kind) for value in values):
+        if values and all(any(_is_of(value, name) for name in kinds) for value in values):
             offered["enum"] = values
         else:
             del offered["enum"]

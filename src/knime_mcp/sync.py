@@ -52,7 +52,10 @@ class _LatestProgress:
 
 class CallerThread:
     """Runs blocking functions in the thread that called :func:`run_sync`, for APIs bound to it (KNIME's
-    execution context runs workflow tools); the event loop awaits them without blocking other calls."""
+    execution context runs workflow tools); the event loop awaits them without blocking other calls.
+
+    A job whose task is cancelled before the caller's thread took it is dropped: once cancelled, :func:`run_sync`
+    stops serving jobs, so waiting for it would keep the run from ever ending."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
@@ -60,7 +63,11 @@ class CallerThread:
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._jobs.put((partial(func, *args), future))
-        return await anyio.to_thread.run_sync(future.result)
+        try:
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            future.cancel()  # not taken yet: the caller's thread skips it, and the waiting worker thread ends
+            raise
 
     def _serve_pending(self) -> None:
         while True:
@@ -68,6 +75,8 @@ class CallerThread:
                 job, future = self._jobs.get_nowait()
             except queue.Empty:
                 return
+            if not future.set_running_or_notify_cancel():
+                continue
             try:
                 future.set_result(job())
             except BaseException as exc:  # handed to the awaiting task, which decides

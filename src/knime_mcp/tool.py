@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types
 
 from knime_mcp.config import ServerSpec
 
-__all__ = ["MCPTool", "ToolAnnotations"]
+__all__ = ["TASK_REQUIRED_NOTE", "MCPTool", "TaskSupport", "ToolAnnotations"]
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""A tool's ``execution.taskSupport``: whether it may, or must, run as an MCP task; absent means ``forbidden``."""
+
+TASK_REQUIRED_NOTE = (
+    "runs only as an MCP task (execution.taskSupport 'required'), which knime-mcp cannot run yet: the agent does not "
+    "offer it and calls of it are refused"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,14 +34,27 @@ class ToolAnnotations:
     idempotent: bool = False
     open_world: bool = True
 
+    annotated: bool = False
+    """Whether the server sent at least one behaviour hint. Without any, the values above are only the spec's
+    defaults (a destructive tool), which most FastMCP and ``mcp`` 1.x servers leave every tool with."""
+
     @property
     def retry_safe(self) -> bool:
         """Whether repeating a call cannot change more than the first call did."""
         return self.read_only or self.idempotent
 
+    @property
+    def concurrency_safe(self) -> bool:
+        """Whether calls may overlap: a tool that only reads, or whose repeats change nothing and destroy nothing.
+        Overlapping calls of a tool that writes can overwrite each other (a read-modify-write of one file)."""
+        return self.read_only or (self.idempotent and not self.destructive)
+
     @classmethod
     def from_sdk(cls, hints: mcp_types.ToolAnnotations | None) -> ToolAnnotations:
-        if hints is None:
+        if hints is None or all(
+            hint is None
+            for hint in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint)
+        ):
             return cls()
         default = cls()
         read_only = _or(hints.read_only_hint, default.read_only)
@@ -43,6 +64,7 @@ class ToolAnnotations:
             destructive=False if read_only else _or(hints.destructive_hint, default.destructive),
             idempotent=_or(hints.idempotent_hint, default.idempotent),
             open_world=_or(hints.open_world_hint, default.open_world),
+            annotated=True,
         )
 
 
@@ -80,12 +102,21 @@ class MCPTool:
     notes: tuple[str, ...] = ()
     """What shaping changed, e.g. parameters dropped by the ``simple`` schema mode."""
 
+    task_support: TaskSupport = "forbidden"
+    """Whether the tool may (``optional``) or must (``required``) run as an MCP task."""
+
+    @property
+    def task_required(self) -> bool:
+        """A tool that can only run as an MCP task, which this client cannot run yet."""
+        return self.task_support == "required"
+
     def __hash__(self) -> int:
         return hash((self.name, self.tool_name, self.server))
 
     @classmethod
     def from_sdk(cls, tool: mcp_types.Tool, server: ServerSpec) -> MCPTool:
         title = tool.title or (tool.annotations.title if tool.annotations else None)
+        task_support = (tool.execution.task_support if tool.execution else None) or "forbidden"
         return cls(
             name=tool.name,
             tool_name=tool.name,
@@ -96,6 +127,8 @@ class MCPTool:
             output_schema=tool.output_schema,
             annotations=ToolAnnotations.from_sdk(tool.annotations),
             server=server,
+            notes=(TASK_REQUIRED_NOTE,) if task_support == "required" else (),
+            task_support=task_support,
         )
 
     def with_changes(self, **changes: Any) -> MCPTool:
@@ -113,6 +146,7 @@ class MCPTool:
             "annotations": asdict(self.annotations),
             "server": self.server.to_dict(),
             "notes": list(self.notes),
+            "task_support": self.task_support,
         }
 
     def to_json(self) -> str:
@@ -129,9 +163,12 @@ class MCPTool:
             input_schema=data.get("input_schema") or {},
             parameter_schema=data.get("parameter_schema") or {},
             output_schema=data.get("output_schema"),
-            annotations=ToolAnnotations(**(data.get("annotations") or {})),
+            # A table written before "annotated" existed cannot tell a tool without hints from one whose hints equal
+            # the defaults, so it keeps the hints' face value (a destructive tool stays blocked).
+            annotations=ToolAnnotations(**{"annotated": True, **(data.get("annotations") or {})}),
             server=ServerSpec.from_dict(data["server"]),
             notes=tuple(data.get("notes") or ()),
+            task_support=data.get("task_support") or "forbidden",
         )
 
     @classmethod

@@ -18,6 +18,7 @@ from typing import IO, Generic, Literal, Self, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
+import mcp.client.sse
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -30,9 +31,21 @@ from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.urlguard import PinnedHost
 
-__all__ = ["CALL_KEY", "ConcreteTransport", "Diagnostics", "HttpPool", "candidate_transports", "open_transport"]
+__all__ = [
+    "CALL_KEY",
+    "MAX_MESSAGE_BYTES",
+    "ConcreteTransport",
+    "Diagnostics",
+    "HttpPool",
+    "candidate_transports",
+    "open_transport",
+]
 
 ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message a server may send in one server-sent event (SSE, and Streamable HTTP answering with an event
+stream): the SDK's default of 1 MiB loses any larger tool result, and with it the session."""
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})
 """Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE."""
@@ -231,7 +244,7 @@ async def open_transport(
         case "streamable-http":
             async with (
                 pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics, pin=pin) as http,
-                streamable_http_client(spec.target, http_client=http) as streams,
+                streamable_http_client(spec.target, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams,
             ):
                 yield _watch_ids(streams, diagnostics)
         case "sse":
@@ -244,6 +257,15 @@ async def open_transport(
             ) as streams:
                 yield _watch_ids(streams, diagnostics)
 
+
+def _sse_events_up_to_max(client: httpx2.AsyncClient, url: httpx2.URL | str, **kwargs: object) -> object:
+    """The SDK's SSE stream with :data:`MAX_MESSAGE_BYTES` per event: ``sse_client`` takes no limit and opens its
+    stream through this name of its module, so that is where the limit is set."""
+    return _sdk_sse_events(client, url, **{"max_event_size": MAX_MESSAGE_BYTES, **kwargs})
+
+
+_sdk_sse_events = mcp.client.sse.sse_within_origin
+mcp.client.sse.sse_within_origin = _sse_events_up_to_max
 
 _SSE_IDLE_SECONDS = 3600.0
 """How long an SSE stream may stay silent; long-running tools keep it idle between events."""

@@ -9,8 +9,9 @@ The model calls a tool without input ports with its configuration parameters as 
 ports is called as KNIME's own Agent Prompter calls it: ``{"configuration": {...}, "data_inputs": {<port>: <id>}}``,
 one table id per input port. Before the call each table is checked against the port's spec (the table the tool was
 built with): a column of the same name whose type KNIME cannot read as the expected one refuses the call, with both
-types named. The tables a tool returns join the repository, named after the tool and its output port, and the tool
-message lists them with their ids. Every failure (unknown id, refused table, failed workflow) is a
+types named. The tables a tool returns join the repository, named after the tool and its output port, and are
+reported to the agent's toolset (:func:`~knime_mcp.data.report_call_tables`), which lists them with their ids after
+the tool message, past the output cap. Every failure (unknown id, refused table, failed workflow) is a
 :class:`ToolCallError` for the model.
 
     local, notes = workflow_tools(tool_cells, ctx, caller, repository)
@@ -22,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from knime_mcp.data import Column, DataRepository, DataTable, update_note
+from knime_mcp.data import Column, DataRepository, DataTable, report_call_tables
 from knime_mcp.dispatch import LocalTool
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError
 from knime_mcp.results import TextPart, ToolResult
@@ -205,8 +206,8 @@ def _runner(
         except Exception as exc:  # KNIME's host code: a failed tool raises RuntimeError, py4j its own errors
             notes = _missing_columns(inputs, tables)
             raise ToolCallError(f"Workflow tool {tool.name!r} failed: {exc}{notes}") from exc
-        parts = [TextPart(message), *([TextPart(update_note(added))] if added else [])]
-        return ToolResult(content=tuple(parts))
+        report_call_tables(added)  # the toolset names them after capping the message, so their ids always get through
+        return ToolResult(content=(TextPart(message),))
 
     return run
 

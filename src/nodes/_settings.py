@@ -128,6 +128,19 @@ def destructive_parameter(default: DestructiveOptions) -> knext.EnumParameter:
     )
 
 
+def unannotated_parameter() -> knext.BoolParameter:
+    """Added in 0.2.0: settings saved before load with the default, which offers tools without annotations."""
+    return knext.BoolParameter(
+        "Treat unannotated tools as destructive",
+        "MCP counts a tool whose server sent no annotations as destructive, but most servers built with FastMCP or "
+        "the mcp 1.x SDK annotate no tool. By default, blocking destructive tools keeps such tools and names them in "
+        "the node warning; switch this on to block them together with the destructive tools.",
+        False,
+        since_version="0.2.0",
+        is_advanced=True,
+    )
+
+
 def trust_servers_parameter() -> knext.BoolParameter:
     return knext.BoolParameter(
         "Trust every server in the tools table",
@@ -140,10 +153,15 @@ def trust_servers_parameter() -> knext.BoolParameter:
     )
 
 
-def tool_policy(allow: str, deny: str, destructive: str) -> ToolPolicy:
+def tool_policy(allow: str, deny: str, destructive: str, *, unannotated_destructive: bool = False) -> ToolPolicy:
     """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting."""
     mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]
-    return ToolPolicy(allow=allow or None, deny=deny or None, destructive=mode)  # type: ignore[arg-type]
+    return ToolPolicy(
+        allow=allow or None,
+        deny=deny or None,
+        destructive=mode,  # type: ignore[arg-type]
+        unannotated_destructive=unannotated_destructive,
+    )
 
 
 def _lines(text: str, separator: str, setting: str) -> dict[str, str]:

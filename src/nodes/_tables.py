@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
+from knime_mcp.arguments import ROW_ID_COLUMN
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
 __all__ = ["arrow_batches", "read_pandas", "read_pyarrow"]
-
-_ROW_ID = "<RowID>"
 
 
 def read_pandas(table: knext.Table) -> pd.DataFrame:
@@ -47,13 +47,17 @@ def arrow_batches(table: knext.Table) -> Iterator[pa.Table]:
 def _empty(schema: knext.Schema) -> pa.Table:
     import pyarrow as pa
 
-    fields = [pa.field(_ROW_ID, pa.string()), *(pa.field(column.name, _arrow_type(column.ktype)) for column in schema)]
+    fields = [
+        pa.field(ROW_ID_COLUMN, pa.string()),
+        *(pa.field(column.name, _arrow_type(column.ktype)) for column in schema),
+    ]
     return pa.schema(fields).empty_table()
 
 
 def _arrow_type(ktype: knext.KnimeType) -> pa.DataType:
     """The Arrow type ``to_pyarrow()`` gives a column of ``ktype``; null (a column of missing values) for any other
-    type, such as binary, which KNIME's Python tables cannot write back."""
+    type: binary, which KNIME's Python tables cannot write back, or a logical type KNIME registers only in Java (a
+    plug-in's cell type without a Python value factory), whose ``to_pyarrow`` raises ``ValueError``."""
     import pyarrow as pa
 
     if isinstance(ktype, knext.ListType):
@@ -61,7 +65,10 @@ def _arrow_type(ktype: knext.KnimeType) -> pa.DataType:
     if isinstance(ktype, knext.StructType):
         return pa.struct([(str(index), _arrow_type(inner)) for index, inner in enumerate(ktype.inner_types)])
     if isinstance(ktype, knext.LogicalType):
-        return ktype.to_pyarrow()
+        try:
+            return ktype.to_pyarrow()
+        except ValueError:
+            return pa.null()
     primitives = {
         knext.int32(): pa.int32(),
         knext.int64(): pa.int64(),

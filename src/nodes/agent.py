@@ -18,12 +18,14 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
 from nodes._errors import knime_errors
+from nodes._images import png_image_type, with_png_cells
 from nodes._settings import (
     DestructiveOptions,
     credential_lookup,
     destructive_parameter,
     tool_policy,
     trust_servers_parameter,
+    unannotated_parameter,
 )
 from nodes._tables import read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
@@ -87,7 +89,11 @@ _DATA_OUTPUTS = 2
     "Tables for the agent's data repository (add ports with the node's '...' menu). The model sees each table's id, "
     "name, columns and row count, never its data, and passes tables to workflow tools by id.",
 )
-@knext.output_table("Conversation", "The conversation: the history first, then one row per new message.")
+@knext.output_table(
+    "Conversation",
+    "The conversation: the history first, then one row per new message, with the message's first image as a PNG "
+    "image cell.",
+)
 @knext.output_table("Tool calls", "One row per tool call: turn, tool, kind, server, arguments, status, timing.")
 @knext.output_table_group(
     "Data outputs",
@@ -97,15 +103,31 @@ _DATA_OUTPUTS = 2
 class AgentPrompter:
     """Lets a chat model answer a prompt using MCP tools and KNIME workflow tools.
 
-    The model is offered every tool of the tools table: the MCP tools of one or more MCP Tool Provider tables
-    (concatenate them to combine servers) and, in KNIME 5.5 and later, workflow tools. It may call several tools per
-    step; they run concurrently, one reused connection per MCP server. Tool errors, invalid arguments and unknown
-    tool names go back to the model so it can correct itself.
+    The model is offered the tools of the tools table that the tool policy allows: the MCP tools of one or more MCP
+    Tool Provider tables (concatenate them to combine servers) and, in KNIME 5.5 and later, workflow tools. It may
+    call several tools per step; they run concurrently, one reused connection per MCP server. Tool errors, invalid
+    arguments and unknown tool names go back to the model so it can correct itself.
+
+    **Tool policy.** The allow-list, the deny-list and the *Destructive tools* setting decide which MCP tools the
+    model is offered at all; the tools left out are named in the node warning and the KNIME log, with the reason. By
+    default, tools annotated destructive are left out, judged as the MCP specification says for a tool with
+    annotations (a tool that is not annotated read-only counts as destructive unless it says otherwise). A tool
+    whose server sent no annotations at all counts as destructive in the specification too, but most servers built
+    with FastMCP or the mcp 1.x SDK annotate no tool, and blocking them all would leave such a server without a
+    usable tool: so these tools are offered and named in the node warning, and *Treat unannotated tools as
+    destructive* blocks them instead. Tools that can only run as MCP tasks (execution.taskSupport "required") are
+    never offered, since this node cannot run tasks yet.
 
     Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
     model never to follow instructions found in it. Images returned by tools reach vision models as images.
 
-    The *Conversation* output can be fed back into the optional conversation input to continue the conversation.
+    The *Conversation* output has one row per message: *Role*, *Content*, *Tool Calls* (JSON), *Tool Call ID*,
+    *Tool Name*, *Images* (a JSON list of the message's images as data URLs) and *Image*, the first of them as a PNG
+    image cell, so that KNIME shows the images tools return (they reach the conversation in the user message that
+    follows the tool messages). JPEG, GIF, WebP and other formats are converted; an image that cannot be decoded, or
+    one given as a web address, leaves the *Image* cell missing and stays in *Images*. The output can be fed back
+    into the optional conversation input to continue the conversation; *Images* is what is read back, so a
+    conversation table without the *Image* column, as earlier versions of this node made, continues as well.
     The *Tool calls* output logs every call with its arguments (secret-looking values redacted), status and
     duration. The API key is read from the chat model's credential and never appears in any output.
 
@@ -116,15 +138,17 @@ class AgentPrompter:
     input port (its arguments are the *configuration* and the *data_inputs*, as in KNIME's node); before the call
     each table is checked against the port's spec, and a column the tool expects that has a type it cannot read
     (text where a number is expected, say) refuses the call. The tables a workflow tool outputs join the repository,
-    named after the tool and its output port, and the tool's message tells the model their ids, so later calls can
-    use them. When an MCP tool's structured result holds records (a JSON array of objects, or an object holding one
-    such array), they become a table of the repository too. An unknown id, a missing table, a refused table or a
-    failing workflow all go back to the model as tool errors.
+    named after the tool and its output port, and the tool's message tells the model their ids (after the tool's
+    output, so the output cap never cuts them off), so later calls can use them. While the repository is in use (see
+    below), an MCP tool's structured result that holds records (a JSON array of objects, or an object holding one
+    such array) becomes a table of the repository too. An unknown id, a missing table, a refused table or a failing
+    workflow all go back to the model as tool errors.
 
     The *Data outputs* ports output the newest tables of the repository, as KNIME's own node does: with n ports,
     the last n tables that arrived, oldest first (input tables count too, if fewer tables were produced); ports left
-    over get an empty table. Without data inputs, data outputs and workflow tools with input ports, the model is
-    told nothing about data and MCP results are left as they are.
+    over get an empty table. The repository is in use when there are data inputs, data outputs or workflow tools
+    with input or output ports; without any of them, the model is told nothing about data and MCP results are left
+    as they are.
     """
 
     system_message = knext.MultilineStringParameter(
@@ -183,6 +207,7 @@ class AgentPrompter:
         "Tool deny-list (regex)", "Tools whose name matches anywhere are never called.", "", is_advanced=True
     )
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
+    unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
 
     def configure(
@@ -256,10 +281,11 @@ class AgentPrompter:
                 caller_thread=caller,
                 data=repository if uses_data else None,
             )
+        notes = [*run.warnings, *notes]
         if notes:
             ctx.set_warning(" | ".join(notes))
         return [
-            knext.Table.from_pyarrow(conversation_table(run.conversation, error_column=config.errors == "column")),
+            _knime_conversation(conversation_table(run.conversation, error_column=config.errors == "column")),
             knext.Table.from_pyarrow(log_table(run.log)),
             _data_outputs(repository, outputs),
         ]
@@ -273,7 +299,9 @@ class AgentPrompter:
             max_concurrency=self.max_concurrency,
             call_timeout=self.call_timeout or None,
             output_cap=self.output_cap,
-            policy=tool_policy(self.allow, self.deny, self.destructive),
+            policy=tool_policy(
+                self.allow, self.deny, self.destructive, unannotated_destructive=self.unannotated_destructive
+            ),
             trust_all_servers=self.trust_all_servers,
         )
 
@@ -320,10 +348,24 @@ def _cells(arrow: Any, column: str | None) -> list[Any]:
 
 
 def _conversation_schema(error_column: bool) -> knext.Schema:
-    from knime_mcp.conversation import CONVERSATION_COLUMNS, ERROR
+    from knime_mcp.conversation import conversation_columns
 
-    names = [*CONVERSATION_COLUMNS, ERROR] if error_column else list(CONVERSATION_COLUMNS)
-    return knext.Schema.from_columns([knext.Column(knext.string(), name) for name in names])
+    return knext.Schema.from_columns(
+        [
+            knext.Column(png_image_type() if kind == "image" else knext.string(), name)
+            for name, kind in conversation_columns(error_column=error_column)
+        ]
+    )
+
+
+def _knime_conversation(table: Any) -> knext.Table:
+    """The core's conversation table with its PNG bytes column as PNG image cells (one batch, also without rows)."""
+    import pyarrow as pa
+
+    from knime_mcp.conversation import IMAGE
+
+    batch = pa.record_batch([column.combine_chunks() for column in table.columns], schema=table.schema)
+    return knext.Table.from_pyarrow(pa.Table.from_batches([with_png_cells(batch, [IMAGE])]))
 
 
 def _log_schema() -> knext.Schema:

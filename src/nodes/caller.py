@@ -46,8 +46,22 @@ class ToolSettings:
 @knext.parameter_group(label="Calls")
 class CallSettings:
     concurrency = knext.IntParameter(
-        "Concurrency", "Calls in flight at once, all over one connection to the server.", 4, min_value=1,
+        "Concurrency",
+        "Calls in flight at once, all over one connection to the server, for a tool the server annotates as "
+        "read-only, or as idempotent and not destructive. Any other tool is called one row at a time unless "
+        "'Concurrent calls for tools that write' is on: a server that reads, changes and writes back one store "
+        "can lose the changes of calls that overlap, while every row still reports success.",
+        4,
+        min_value=1,
         max_value=64,
+    )
+    concurrent_writes = knext.BoolParameter(
+        "Concurrent calls for tools that write",
+        "Call a tool that is not annotated read-only (or idempotent and not destructive) with the concurrency "
+        "above too. Turn on only when the server is known to handle overlapping calls of this tool.",
+        False,
+        since_version="0.2.0",
+        is_advanced=True,
     )
     timeout = knext.DoubleParameter(
         "Call timeout (s)", "Seconds to wait for one call; a slower call is cancelled and counts as failed.", 60.0,
@@ -75,8 +89,8 @@ class CallSettings:
 @knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
 @knext.output_table(
     "Results",
-    "The input rows with the call's result: text, structured result (JSON), image (a PNG image cell), is-error, "
-    "error message and duration in ms.",
+    "The input rows with the call's result: text, structured result (JSON), image (a PNG image cell), other "
+    "content (JSON), is-error, error message and duration in ms.",
 )
 class MCPToolCaller:
     """Calls an MCP tool once for every row of a table.
@@ -88,12 +102,14 @@ class MCPToolCaller:
     text, lists, and JSON text for objects and arrays), a missing value leaves its parameter out, and every
     row's arguments are checked against the tool's input schema before the call.
 
-    All calls share one connection to the server, several at a time (see *Concurrency*). Rows keep their order,
-    and results are written batch by batch, so tables of any length run in constant memory. The output holds the
-    input columns plus *Result* (the text content), *Structured result* (JSON), *Image* (the first image, as a PNG
-    image cell; JPEG, GIF, WebP and other formats are converted, and image data that cannot be read makes the row
-    fail with the reason in *Error*), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and
-    cancels those in flight. An empty input table gives an empty output table without contacting the server.
+    All calls share one connection to the server, several at a time for a tool annotated read-only (see
+    *Concurrency*), one at a time for a tool that may write. Rows keep their order, and results are written batch by
+    batch, so tables of any length run in constant memory. The output holds the input columns plus *Result* (the
+    text content), *Structured result* (JSON), *Image* (the first image, as a PNG image cell; JPEG, GIF, WebP and
+    other formats are converted, and image data that cannot be read makes the row fail with the reason in *Error*),
+    *Other content* (every other content block as JSON: embedded resources with their text or base64 data, resource
+    links, audio, further images), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and cancels
+    those in flight. An empty input table gives an empty output table without contacting the server.
     """
 
     tool = ToolSettings()
@@ -142,6 +158,7 @@ class MCPToolCaller:
         return CallerOptions(
             mapping=self.tool.mapping,
             concurrency=self.calls.concurrency,
+            concurrent_writes=self.calls.concurrent_writes,
             timeout=self.calls.timeout,
             retry=RetryPolicy(attempts=self.calls.retries + 1),
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",

@@ -15,6 +15,7 @@ from nodes._settings import (
     destructive_parameter,
     server_spec,
     tool_policy,
+    unannotated_parameter,
     untrusted_address_hint,
 )
 
@@ -42,6 +43,7 @@ class SelectionSettings:
         SchemaModeOptions,
     )
     destructive = destructive_parameter(DestructiveOptions.ALLOW)
+    unannotated_destructive = unannotated_parameter()
 
 
 def _output_schema() -> knext.Schema:
@@ -74,6 +76,13 @@ class MCPToolProvider:
     that server; it never holds a secret. A server address set by a flow variable counts as data: it may only be a
     public http(s) URL unless you trust the flow variable (advanced setting). Tools left out and parameters dropped
     by the schema mode are listed in the *Notes* column and in the node's warning.
+
+    *Destructive tools* judges tools by their MCP annotations, with the specification's defaults for a tool that has
+    annotations (a tool not annotated read-only counts as destructive unless it says otherwise). Tools whose server
+    sent no annotations (most FastMCP and mcp 1.x servers) are kept when destructive tools are left out, and named
+    in the warning; *Treat unannotated tools as destructive* leaves them out too. A tool that can only run as an MCP
+    task (execution.taskSupport "required") is listed with a note: the Agent Prompter does not offer it and the Tool
+    Caller refuses it, until this extension runs MCP tasks.
     """
 
     server = ServerSettings()
@@ -99,7 +108,9 @@ class MCPToolProvider:
                 exclude=self.selection.exclude,
                 prefix=self.selection.prefix,
                 schema_mode=self.selection.schema_mode.lower(),
-                policy=tool_policy("", "", self.selection.destructive),
+                policy=tool_policy(
+                    "", "", self.selection.destructive, unannotated_destructive=self.selection.unannotated_destructive
+                ),
                 credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,
                 progress=ctx.set_progress,

@@ -23,7 +23,7 @@ driver of ``tests/real_knime`` with the same interface instead.
   ``get_connected_output_port_numbers`` work during the call.
 - Results are packed as KNIME's launcher packs them (``_launcher_outputs``), and a node whose packed results do not
   number one per connected output port fails with a ``RuntimeError`` naming both counts, as the real-API driver's
-  Java side does (``_downstream``).
+  Java side does (``PortLayout.grouped`` of ``tests/port_layout.py``, which lays out ports for both hosts).
 
     spec, = configure_node(node, TestingConfigurationContext(), tools.schema)
     out, = execute_node(node, TestingExecutionContext(), tools)
@@ -43,11 +43,14 @@ from knime.extension import _table, nodes
 from knime.extension.nodes import PortGroup
 from knime.extension.parameter import extract_parameters, inject_parameters, validate_parameters, validate_specs
 
+from port_layout import PortLayout
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
 _TABLE = knext.PortType.TABLE
+_LAYOUT = PortLayout(PortGroup)
 EXTENSION_VERSION = str(yaml.safe_load((Path(__file__).resolve().parents[2] / "knime.yml").read_text())["version"])
 """The extension's version (knime.yml): KNIME loads the extension with it and saves it with the settings."""
 
@@ -119,7 +122,7 @@ def configure_node(
     inputs = [_each(p, s, _incoming_spec) for p, s in zip(record.input_ports, specs)]
     result = fresh.configure(ctx, *inputs)
     given = [_outgoing_spec(p, s) for p, s in _launcher_outputs(result, record.output_ports, configure=True)]
-    outputs = _downstream(given, record.output_ports, sizes)
+    outputs = _LAYOUT.grouped(given, record.output_ports, sizes)
     inject_parameters(node, extract_parameters(fresh))
     return outputs
 
@@ -136,7 +139,7 @@ def execute_node(
     if ctx.is_canceled():
         raise NodeCanceled("Execution canceled")
     produced = [_outgoing_object(p, o) for p, o in _launcher_outputs(result, record.output_ports, configure=False)]
-    outputs = _downstream(produced, record.output_ports, sizes)
+    outputs = _LAYOUT.grouped(produced, record.output_ports, sizes)
     inject_parameters(node, extract_parameters(fresh))
     return outputs
 
@@ -181,16 +184,8 @@ def _record(node: Any, inputs: tuple[Any, ...] | None) -> nodes._Node:
     record = next((r for r in nodes._nodes.values() if type(node) is r.node_class), None)
     if record is None:
         raise TypeError(f"{node!r} was not created by a @knext.node factory")
-    if inputs is None:
-        return record
-    if len(inputs) != len(record.input_ports):
-        raise TypeError(f"{record.id} has {len(record.input_ports)} input ports, got {len(inputs)} inputs")
-    for port, value in zip(record.input_ports, inputs):
-        if isinstance(port, PortGroup):
-            if not isinstance(value, list) or any(item is None for item in value):
-                raise TypeError(f"Port group '{port.name}' needs a list with one input per port, got {value!r}")
-        elif value is None and not port.optional:
-            raise ValueError(f"Input port '{port.name}' is not optional; KNIME runs a node only when it is connected")
+    if inputs is not None:
+        _LAYOUT.check_inputs(record.id, record.input_ports, inputs)
     return record
 
 
@@ -217,36 +212,22 @@ def _launched(
     ctx: Any, record: nodes._Node, inputs: tuple[Any, ...], output_groups: Mapping[str, int] | None
 ) -> list[int]:
     """Give ``ctx`` the node's ports and the port maps, as the launcher does; return each output port's size."""
-    groups = dict(output_groups or {})
-    known = {p.name for p in record.output_ports if isinstance(p, PortGroup)}
-    if set(groups) - known:
-        raise ValueError(f"{record.id} has no output port groups {sorted(set(groups) - known)}; it has {sorted(known)}")
-    in_sizes = [len(v) if isinstance(p, PortGroup) else int(v is not None) for p, v in zip(record.input_ports, inputs)]
-    out_sizes = [groups.get(p.name, 0) if isinstance(p, PortGroup) else 1 for p in record.output_ports]
+    in_sizes = _LAYOUT.input_sizes(record.input_ports, inputs)
+    out_sizes = _LAYOUT.output_sizes(record.id, record.output_ports, output_groups)
     inner = getattr(ctx, "_java_ctx", None)
     inner = inner._inner if isinstance(inner, _JavaPortMaps) else inner
     ctx._input_ports, ctx._output_ports = record.input_ports, record.output_ports
     ctx._java_ctx = _JavaPortMaps(
-        inner, _port_map(record.input_ports, in_sizes, "Input"), _port_map(record.output_ports, out_sizes, "Output")
+        inner,
+        _LAYOUT.port_map(record.input_ports, in_sizes, "Input"),
+        _LAYOUT.port_map(record.output_ports, out_sizes, "Output"),
     )
     return out_sizes
 
 
-def _port_map(ports: list[Any], sizes: list[int], side: str) -> dict[str, list[int]]:
-    """Groups and optional ports under their names, other ports as ``"<side> <name> # <index>"``."""
-    port_map: dict[str, list[int]] = {}
-    position = 0
-    for index, (port, size) in enumerate(zip(ports, sizes)):
-        named = isinstance(port, PortGroup) or getattr(port, "optional", False)
-        if size or isinstance(port, PortGroup):
-            port_map[port.name if named else f"{side} {port.name} # {index}"] = list(range(position, position + size))
-        position += size
-    return port_map
-
-
 def _each(port: Any, value: Any, convert: Any) -> Any:
     """``convert(port, value)``, or for a port group a list of it, one per port of the group."""
-    return [convert(port, item) for item in value] if isinstance(port, PortGroup) else convert(port, value)
+    return [convert(port, item) for item in value] if _LAYOUT.is_group(port) else convert(port, value)
 
 
 def _fresh_instance(record: nodes._Node, node: Any) -> Any:
@@ -277,20 +258,6 @@ def _launcher_outputs(result: Any, ports: list[Any], configure: bool) -> list[tu
     return [
         (ports[index], item) for index, items in enumerate(result) for item in items if configure or item is not None
     ]
-
-
-def _downstream(values: list[Any], ports: list[Any], sizes: list[int]) -> list[Any]:
-    """What downstream nodes receive: the launcher's flat list, one value per connected port, regrouped (a list for
-    a port group). What KNIME does with a list of another length happens on its Java side, outside KNIME's Python
-    sources; here, as in the real-API driver, it fails with both counts."""
-    if len(values) != sum(sizes):
-        raise RuntimeError(f"The node returned {len(values)} port objects for {sum(sizes)} output ports")
-    remaining = iter(values)
-    grouped = []
-    for port, size in zip(ports, sizes):
-        items = [next(remaining) for _ in range(size)]
-        grouped.append(items if isinstance(port, PortGroup) else items[0])
-    return grouped
 
 
 def _incoming_spec(port: knext.Port, spec: Any) -> Any:

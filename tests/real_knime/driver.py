@@ -44,6 +44,7 @@ import knime.extension.nodes as kn
 import yaml
 from knime.extension.parameter import extract_parameters, inject_parameters
 
+from port_layout import PortLayout
 from real_knime import gateway, java, value_types
 from real_knime.sources import REPO
 
@@ -52,6 +53,7 @@ EXTENSION_ID = f"{_MANIFEST['group_id']}.{_MANIFEST['name']}"
 VERSION = str(_MANIFEST["version"])
 _TABLE_PORT = kn.Port(kn.PortType.TABLE, "Table", "A table.")
 _DATA_TABLE_SPEC = "org.knime.core.data.DataTableSpec"
+_LAYOUT = PortLayout(kn.PortGroup)
 
 
 class NodeCanceled(Exception):
@@ -177,18 +179,19 @@ class _NodeRun:
         self, node: Any, workflow: Any, inputs: tuple[Any, ...], output_groups: Mapping[str, int] | None
     ) -> None:
         record = kn._nodes[_node_id(node)]
-        _check_inputs(record, inputs)
+        _LAYOUT.check_inputs(record.id, record.input_ports, inputs)
         self.knime = _session()
         self.node_id = f"0:{next(self._node_ids)}"
         self.inputs = [
-            (port, item) for port, value in zip(record.input_ports, inputs, strict=True) for item in _items(port, value)
+            (port, item)
+            for port, value in zip(record.input_ports, inputs, strict=True)
+            for item in _LAYOUT.items(port, value)
         ]
         self.output_ports: list[Any] = record.output_ports
-        self.output_sizes = _output_sizes(record, output_groups)
-        input_sizes = [len(_items(port, value)) for port, value in zip(record.input_ports, inputs, strict=True)]
+        self.output_sizes = _LAYOUT.output_sizes(record.id, record.output_ports, output_groups)
         self.port_maps = (
-            _port_map(record.input_ports, input_sizes, "Input"),
-            _port_map(record.output_ports, self.output_sizes, "Output"),
+            _LAYOUT.port_map(record.input_ports, _LAYOUT.input_sizes(record.input_ports, inputs), "Input"),
+            _LAYOUT.port_map(record.output_ports, self.output_sizes, "Output"),
         )
         self.callback = java.NodeCallback(workflow, self.knime.file_stores, self.knime.new_sink)
         self.proxy = self.knime.backend.createNodeFromExtension(record.id)
@@ -207,19 +210,12 @@ class _NodeRun:
         """The launcher's answer with the port of each output, or the failure it reported raised again."""
         self.raise_failure()
         assert java_outputs is not None
-        ports = [port for port, size in zip(self.output_ports, self.output_sizes, strict=True) for _ in range(size)]
-        if len(java_outputs) != len(ports):
-            raise RuntimeError(f"The node returned {len(java_outputs)} port objects for {len(ports)} output ports")
+        ports = _LAYOUT.connected(self.output_ports, self.output_sizes, len(java_outputs))
         return list(zip(ports, java_outputs, strict=True))
 
     def grouped(self, values: list[Any]) -> list[Any]:
         """One value per output port, a list for a port group."""
-        remaining = iter(values)
-        result = []
-        for port, size in zip(self.output_ports, self.output_sizes, strict=True):
-            items = [next(remaining) for _ in range(size)]
-            result.append(items if isinstance(port, kn.PortGroup) else items[0])
-        return result
+        return _LAYOUT.grouped(values, self.output_ports, self.output_sizes)
 
     def write_back(self, node: Any) -> None:
         inject_parameters(node, json.loads(self.proxy.getParameters()), VERSION)
@@ -231,45 +227,6 @@ def _node_id(node: Any) -> str:
         if inspect.getclosurevars(record.node_factory).nonlocals.get("node_factory") is type(node):
             return node_id
     raise TypeError(f"{node!r} was not created by a @knext.node factory")
-
-
-def _check_inputs(record: Any, inputs: tuple[Any, ...]) -> None:
-    if len(inputs) != len(record.input_ports):
-        raise TypeError(f"{record.id} has {len(record.input_ports)} input ports, got {len(inputs)} inputs")
-    for port, value in zip(record.input_ports, inputs, strict=True):
-        if isinstance(port, kn.PortGroup):
-            if not isinstance(value, list) or any(item is None for item in value):
-                raise TypeError(f"Port group '{port.name}' needs a list with one input per port, got {value!r}")
-        elif value is None and not port.optional:
-            raise ValueError(f"Input port '{port.name}' is not optional; KNIME runs a node only when it is connected")
-
-
-def _items(port: Any, value: Any) -> list[Any]:
-    """The connected ports' values of one declared port: a group's list, a plain port's value, or none."""
-    if isinstance(port, kn.PortGroup):
-        return list(value)
-    return [] if value is None else [value]
-
-
-def _output_sizes(record: Any, output_groups: Mapping[str, int] | None) -> list[int]:
-    groups = dict(output_groups or {})
-    known = {port.name for port in record.output_ports if isinstance(port, kn.PortGroup)}
-    if set(groups) - known:
-        raise ValueError(f"{record.id} has no output port groups {sorted(set(groups) - known)}; it has {sorted(known)}")
-    return [groups.get(port.name, 0) if isinstance(port, kn.PortGroup) else 1 for port in record.output_ports]
-
-
-def _port_map(ports: list[Any], sizes: list[int], side: str) -> dict[str, list[int]]:
-    """KNIME's map from declared ports to positions among the connected ones: a group or an optional port by its
-    name (an unconnected optional port is left out), any other port as ``"<side> <name> # <port index>"``."""
-    port_map: dict[str, list[int]] = {}
-    position = 0
-    for index, (port, size) in enumerate(zip(ports, sizes, strict=True)):
-        named = isinstance(port, kn.PortGroup) or port.optional
-        if size or isinstance(port, kn.PortGroup):
-            port_map[port.name if named else f"{side} {port.name} # {index}"] = list(range(position, position + size))
-        position += size
-    return port_map
 
 
 def configure_node(node: Any, ctx: Any, *specs: Any, output_groups: Mapping[str, int] | None = None) -> list[Any]:

@@ -1,10 +1,14 @@
 """PNG image cells: the one logical type of the host, as KNIME's ``PNGImageValueFactory`` for ``PIL.Image.Image``.
 
-Mirrored: ``Table.from_pandas`` turns a column whose first present value is a PIL image, or a column of dtype
-``knext.logical(PIL.Image.Image).to_pandas()`` (also one without any image), into PNG cells; ``to_pyarrow`` keeps them
-and ``from_pyarrow``/``BatchOutputTable.append`` take them back; ``to_pandas`` gives PIL images (``None`` for a
-missing cell). A cell is stored as its PNG bytes in the Arrow extension column ``knext_host.png`` (KNIME keeps them
-in file stores). Imported only when a table needs it, so pandas, pyarrow and Pillow load on first use.
+Mirrored: ``Table.from_pandas`` turns a column whose first present value is exactly a ``PIL.Image.Image`` (KNIME
+looks up the exact class name, so a subclass such as the ``PngImageFile`` of ``PIL.Image.open`` is rejected there as
+any unknown object is), or a column of dtype ``knext.logical(PIL.Image.Image).to_pandas()`` (which takes subclasses,
+and also keeps the type without any image), into PNG cells. ``None`` (and NaN in an inferred column) is a missing
+cell; any other value is saved as PNG, so one that is no image raises ``AttributeError`` (``... has no attribute
+'save'``), for a typed column already when the column is made. ``to_pyarrow`` keeps the cells and
+``from_pyarrow``/``BatchOutputTable.append`` take them back; ``to_pandas`` gives PIL images (``None`` for a missing
+cell). A cell is stored as its PNG bytes in the Arrow extension column ``knext_host.png`` (KNIME keeps them in file
+stores). Imported only when a table needs it, so pandas, pyarrow and Pillow load on first use.
 """
 
 from __future__ import annotations
@@ -60,7 +64,11 @@ class PngArray(ExtensionArray):
 
     @classmethod
     def _from_sequence(cls, scalars: Iterable[Any], *, dtype: Any = None, copy: bool = False) -> PngArray:
-        return cls(scalars)
+        items = list(scalars)
+        for value in items:  # KNIME encodes each value as the column is made, so one that is no image fails here
+            if value is not None:
+                _png(value)
+        return cls(items)
 
     def __getitem__(self, item: Any) -> Any:
         result = self._values[item]
@@ -95,8 +103,8 @@ class PngArray(ExtensionArray):
 
 
 def png_cells(images: Iterable[Any]) -> pa.ExtensionArray:
-    """PNG cells of PIL images (``None`` or NaN: a missing cell)."""
-    storage = pa.array([_png(image) if is_image(image) else None for image in images], pa.large_binary())
+    """PNG cells of PIL images (``None``: a missing cell); any other value raises as KNIME's ``save`` call does."""
+    storage = pa.array([None if image is None else _png(image) for image in images], pa.large_binary())
     return pa.ExtensionArray.from_storage(PngType(), storage)
 
 
@@ -113,7 +121,8 @@ def is_png_type(dtype: pa.DataType) -> bool:
 
 
 def is_image(value: Any) -> bool:
-    return any(f"{cls.__module__}.{cls.__qualname__}" == "PIL.Image.Image" for cls in type(value).__mro__)
+    """Whether KNIME infers a PNG column from ``value``: by its exact class name, so not for a subclass."""
+    return f"{type(value).__module__}.{type(value).__qualname__}" == "PIL.Image.Image"
 
 
 def _png(image: Any) -> bytes:

@@ -2,13 +2,15 @@
 
 KNIME injects saved settings (``inject_parameters``) before every ``configure``/``execute``, reads them back
 (``extract_parameters``) afterwards, and checks settings being applied with ``validate_parameters``; all use the
-``{"model": {...}}`` shape (knext-api 5.5). The classes live in ``_params`` (descriptors) and ``_groups``.
+``{"model": {...}}`` shape (knext-api 5.5). The classes live in ``_params`` and ``_enum_params`` (descriptors) and
+``_groups``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from knime.extension._enum_params import EnumParameter, EnumParameterOptions, EnumSetParameter
 from knime.extension._groups import _extract, _inject, _validate, parameter_group, validate_specs
 from knime.extension._params import (
     And,
@@ -17,9 +19,6 @@ from knime.extension._params import (
     Condition,
     DoubleParameter,
     Effect,
-    EnumParameter,
-    EnumParameterOptions,
-    EnumSetParameter,
     IntParameter,
     MultilineStringParameter,
     OneOf,
