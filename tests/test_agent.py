@@ -514,3 +514,20 @@ def test_the_cli_agent_names_the_tools_it_left_out_and_can_treat_unannotated_too
     demo_tools = len(_listed(ServerSpec(target=demo_http_url)))
     assert [len(request.get("tools", [])) for request in endpoint.requests] == [demo_tools - 1 + 25, 0]
     assert "Warning: Not offered to the model: tool 'tool_24' has no MCP annotations" in strict_err
+
+
+def test_a_secret_a_server_echoes_reaches_neither_the_model_nor_the_log(
+    everything_stdio_command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given server-everything over stdio, given a token through its environment, whose get-env tool returns it
+    monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-9a41d2")
+    spec = ServerSpec(target=shlex.join(everything_stdio_command), env={"API_TOKEN": "${KNIME_MCP_TEST_TOKEN}"})
+    tools = run_sync(list_server_tools, spec).tools
+    model = scripted(calls(("c1", "get-env", {})), AIMessage("Done."))
+    # When the model calls it
+    result = run(model, [tool for tool in tools if tool.name == "get-env"])
+    # Then the tool's answer reached the model and the log with the token masked
+    sent = str(model.requests[-1][0][-1].content)
+    assert "API_TOKEN" in sent and "***" in sent and "tok-canary-9a41d2" not in sent
+    logged = result.log[0].result or ""
+    assert "API_TOKEN" in logged and "tok-canary-9a41d2" not in logged

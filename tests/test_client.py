@@ -220,6 +220,21 @@ async def test_missing_credentials_get_401_as_an_auth_error(auth_server_url: str
     assert "credential" in str(caught.value)
 
 
+async def test_auto_transport_reports_an_oauth_server_as_asking_for_sign_in(oauth_server_url: str) -> None:
+    with pytest.raises(ServerAuthError, match="sign-in with OAuth") as caught:
+        async with McpClient(ServerSpec(target=oauth_server_url)):
+            pass
+    assert "not support OAuth" in str(caught.value) and "bearer token credential" in str(caught.value)
+
+
+async def test_an_oauth_server_accepts_its_access_token_as_a_bearer_credential(
+    oauth_server_url: str, auth_token: str
+) -> None:
+    spec = ServerSpec(target=oauth_server_url, auth=AuthRef(kind="bearer", credential="api"))
+    async with McpClient(spec, credentials=lambda name: ("", auth_token)) as client:
+        assert [tool.name for tool in await client.list_tools()] == ["echo"]
+
+
 async def test_wrong_credentials_get_401_as_an_auth_error(auth_server_url: str) -> None:
     spec = ServerSpec(target=auth_server_url, auth=AuthRef(kind="bearer", credential="api"))
     with pytest.raises(ServerAuthError):
@@ -351,14 +366,23 @@ async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_throu
 
 
 async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
+    import anyio
+
     from knime_mcp.errors import OutcomeUnknownError
 
     others = _children()
     async with McpClient(_stdio(demo_stdio_command)) as client:
         await client.call_tool("echo", {"text": "warm up"})
-        _kill(_children() - others)
-        with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
-            await client.call_tool("delete_record", {"record_id": "r1"})
+        server = _children() - others
+
+        async def kill_while_it_runs() -> None:
+            await anyio.sleep(0.5)
+            _kill(server)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(kill_while_it_runs)
+            with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
+                await client.call_tool("sleep", {"seconds": 30})
         assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
 
 

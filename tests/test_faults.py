@@ -371,3 +371,31 @@ async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_lat
 
     assert len(items) == 5 and [sent.receive_nowait().message.id for _ in range(2)] == [1, 2]
     assert diagnostics.unmatched_id == "7"
+
+
+async def test_three_schema_breaking_replies_in_a_row_leave_the_server_reachable(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    from knime_mcp.client import McpClient
+    from knime_mcp.errors import ServerProtocolError
+
+    async with McpClient(_spec(fake_misbehaving_url, "schema-breaking", key, times=3, on="tools/call")) as client:
+        for _ in range(3):
+            with pytest.raises(ServerProtocolError, match="Protocol violation: .* does not follow the MCP schema"):
+                await client.call_tool("echo", {"text": "broken"})
+        result = await client.call_tool("echo", {"text": "fine"})
+
+    assert not result.is_error and result.content[0].text == "fine"
+    assert ServerProtocolError("x").exit_code == 3 and not issubclass(ServerProtocolError, ServerConnectError)
+
+
+async def test_an_oauth_challenge_is_not_hidden_by_a_later_400_and_stops_the_sse_fallback(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    from knime_mcp.client import McpClient
+    from knime_mcp.errors import ServerAuthError
+
+    with pytest.raises(ServerAuthError, match=r"sign-in with OAuth \(HTTP 401\)") as caught:
+        async with McpClient(_spec(fake_misbehaving_url, "auth-then-400", key)):
+            pass
+    assert "does not speak MCP" not in str(caught.value)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
@@ -282,7 +283,8 @@ async def run_agent(
 ) -> AgentRun:
     """Run the agent on ``user_message`` after ``history``, with MCP and workflow tools.
 
-    ``secrets`` (the model's API key) are scrubbed from model errors. Under :func:`run_sync` this runs on the
+    ``secrets`` (the model's API key) and the secrets the MCP servers are given are scrubbed from model errors, from
+    what tools answer before the model sees it, and from the tool-call log. Under :func:`run_sync` this runs on the
     background loop; workflow tools reach back to the caller's thread on their own. With ``data`` (the repository
     the workflow tools share), the system message lists its tables and MCP results' records become tables too.
     """
@@ -311,7 +313,12 @@ async def run_agent(
     ) as pool:
         dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(
-            tools, dispatcher, max_concurrency=config.max_concurrency, output_cap=config.output_cap, data=data
+            tools,
+            dispatcher,
+            max_concurrency=config.max_concurrency,
+            output_cap=config.output_cap,
+            data=data,
+            secrets=[*filter(None, secrets), *_server_secrets(tools, credentials)],
         )
         agent = Agent(model, conversation, toolset, config, progress=progress, secrets=secrets)
         conversation.append(HumanMessage(user_message))
@@ -324,3 +331,16 @@ async def run_agent(
             failure = exc
             conversation.append_error(str(exc))
     return AgentRun(conversation=conversation, log=toolset.log, failure=failure, warnings=offer.warnings)
+
+
+def _server_secrets(tools: Sequence[Any], credentials: CredentialLookup | None) -> set[str]:
+    """The secret values the MCP servers of ``tools`` are given; a server whose secrets cannot be resolved is never
+    reached either, and its error says why."""
+    from knime_mcp.config import resolved_secrets
+    from knime_mcp.tool import MCPTool
+
+    found: set[str] = set()
+    for server in {tool.server for tool in tools if isinstance(tool, MCPTool)}:
+        with suppress(ConfigError):
+            found |= resolved_secrets(server, credentials)
+    return found

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from secrets import token_hex
 from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 import anyio
@@ -33,7 +33,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from knime_mcp.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool, redact
-from knime_mcp.errors import McpToolError, ToolCallError
+from knime_mcp.errors import McpToolError, ToolCallError, scrub
 from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ToolNameMap
@@ -168,13 +168,17 @@ class AgentToolset:
         max_concurrency: int,
         output_cap: int = DEFAULT_LIMIT_BYTES,
         data: DataRepository | None = None,
+        secrets: Collection[str] = (),
     ) -> None:
         self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap([(tool.name, tool) for tool in tools])
         self._dispatcher = dispatcher
         self._limiter = anyio.CapacityLimiter(max_concurrency)
-        self._fence = secrets.token_hex(4)
+        self._fence = token_hex(4)
         self._output_cap = output_cap
         self._data = data
+        self._secrets = tuple(secrets)
+        """Secret values the run resolved: a server may echo them (in a result, an error), and they must reach
+        neither the model nor the log."""
         self.log: list[ToolCallLogEntry] = []
 
     @property
@@ -195,7 +199,7 @@ class AgentToolset:
             for index, call in enumerate(calls):
                 group.start_soon(run, index, call)
         done = [reply for reply in replies if reply is not None]
-        self.log.extend(reply.entry for reply in done)
+        self.log.extend(self._scrubbed(reply.entry) for reply in done)
         return ToolTurn(self._messages(calls, done), [reply.error for reply in done if reply.error is not None])
 
     async def _run(self, call: _Call, turn: int) -> _Reply:
@@ -273,10 +277,16 @@ class AgentToolset:
         status = "success" if reply.error is None else "error"
         return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)
 
+    def _scrubbed(self, entry: ToolCallLogEntry) -> ToolCallLogEntry:
+        if not self._secrets:
+            return entry
+        record = replace(entry.record, error=entry.record.error and scrub(entry.record.error, self._secrets))
+        return replace(entry, record=record, result=entry.result and scrub(entry.result, self._secrets))
+
     def _fenced(self, tool: str, text: str, note: str | None = None) -> str:
         """Tool output as data: at most ``output_cap`` bytes, then the data repository note (its column names come
         from tool output too), between tags carrying this run's random fence value (which tool output cannot forge)."""
-        text, _ = cap_text(text, self._output_cap)
+        text, _ = cap_text(scrub(text, self._secrets), self._output_cap)
         text = f"{text}\n\n{note}" if note else text
         return f'<tool-output tool="{tool}" fence="{self._fence}">\n{text}\n</tool-output fence="{self._fence}">'
 

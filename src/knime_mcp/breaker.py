@@ -3,7 +3,8 @@
 Used by :class:`~knime_mcp.pool.ClientPool` for opening sessions and by :class:`~knime_mcp.client.McpClient` for
 requests on an open one (refused connections, lost sessions, failed reconnects), so that a Tool Caller over a
 thousand rows does not spend a thousand attempts on a dead server. Settings and authentication errors never heal
-by waiting, so they fail fast for good.
+by waiting, so they fail fast for good. A reply that breaks the MCP schema (:class:`ServerProtocolError`) is an
+answer from a live server, so it counts as one, not as a failure.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError
+from knime_mcp.errors import ConfigError, McpToolError, ServerAuthError, ServerConnectError, ServerProtocolError
 
 __all__ = ["DEFAULT_BREAKER", "Circuit", "CircuitBreaker"]
 
@@ -59,6 +60,9 @@ class Circuit:
         )
 
     def failed(self, error: McpToolError) -> None:
+        if isinstance(error, ServerProtocolError):
+            self.succeeded()
+            return
         self._failures += 1
         self._last = error
         if self._failures >= self._breaker.threshold:

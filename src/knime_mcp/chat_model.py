@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from knime_mcp.config import CredentialLookup
-from knime_mcp.errors import ChatModelError, ConfigError, McpToolError
+from knime_mcp.errors import ChatModelError, ConfigError, McpToolError, scrub
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -40,7 +40,6 @@ DEFAULT_REQUEST_TIMEOUT = 120.0
 _NO_KEY = "no-key"
 """Sent when no key is configured: local servers ignore it, and the client never falls back to OPENAI_API_KEY."""
 _MAX_RETRIES = 2
-_REDACTED = "***"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,7 +169,7 @@ def model_errors(model: str, secrets: Iterable[str | None] = ()) -> Iterator[Non
         raise
     except Exception as exc:
         message, hint = _describe(exc)
-        raise ChatModelError(_scrub(message, secrets), server=model, hint=hint) from None
+        raise ChatModelError(scrub(message, secrets), server=model, hint=hint) from None
 
 
 def _describe(exc: Exception) -> tuple[str, str | None]:
@@ -206,8 +205,3 @@ def _describe(exc: Exception) -> tuple[str, str | None]:
             return f"The chat model call failed: {type(exc).__name__}: {exc}", None
 
 
-def _scrub(text: str, secrets: Iterable[str | None]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, _REDACTED)
-    return text

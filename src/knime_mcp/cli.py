@@ -421,16 +421,19 @@ def _open_csv_as_text(path: str) -> Any:
     )
 
 
-def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
-    """Batches stream from the input file to a Parquet file beside the output, renamed only on success."""
+def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO) -> int:
+    """Batches stream from the input file to a Parquet file beside the output, renamed only on success; on a
+    terminal, ``err`` shows a progress bar."""
     _check_output(args.output)
 
     import pyarrow.csv
     import pyarrow.parquet
 
+    from knime_mcp.batches import RESULT_COLUMNS
     from knime_mcp.caller import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
     from knime_mcp.dispatch import RetryPolicy
     from knime_mcp.pool import ClientPool
+    from knime_mcp.progress_bar import progress_bar
     from knime_mcp.sync import run_sync
 
     if args.retries < 0:
@@ -456,11 +459,16 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
         raise UsageError(f"Cannot read {args.input}: {exc}") from exc
     partial_path = f"{args.output}.partial"
     writers: list[pyarrow.parquet.ParquetWriter] = []
+    bar = progress_bar(err, total)
+    # The result columns come last; "Is error" may be renamed after an input column, so it is found by position.
+    is_error = [name for name, _ in RESULT_COLUMNS].index("Is error") - len(RESULT_COLUMNS)
 
     async def write(batch: pyarrow.RecordBatch) -> None:
         if not writers:
             writers.append(pyarrow.parquet.ParquetWriter(partial_path, batch.schema))
         writers[0].write_batch(batch)
+        if bar is not None:
+            bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
 
     async def call_file() -> CallSummary:
         async with ClientPool(max_concurrency=options.concurrency) as pool:
@@ -471,6 +479,8 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO)
         try:
             summary = run_sync(call_file)
         finally:
+            if bar is not None:
+                bar.close()
             for writer in writers:
                 writer.close()
     except BaseException:
@@ -611,7 +621,7 @@ def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
         root.removeHandler(handler)
 
 
-def _run_command(args: argparse.Namespace, target: list[str], out: TextIO) -> int:
+def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: TextIO) -> int:
     if args.command == "demo-server":
         return _command_demo_server(args)
     if args.command == "agent":
@@ -620,7 +630,7 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO) -> in
     if args.command == "tools":
         return _command_tools(args, spec, out)
     if args.command == "call-table":
-        return _command_call_table(args, spec, out)
+        return _command_call_table(args, spec, out, err)
     return _command_call(args, spec, out)
 
 
@@ -634,7 +644,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         except SystemExit as exc:  # --help and --version
             return exc.code if isinstance(exc.code, int) else 0
         with _logging_to(err, args.verbose):
-            return _run_command(args, target, out)
+            return _run_command(args, target, out, err)
     except McpToolError as exc:
         exc.hint = _cli_hint(exc.hint)
         print(f"Error: {exc}", file=err)

@@ -19,7 +19,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -27,10 +27,10 @@ import mcp
 import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
-from knime_mcp.config import CredentialLookup, ServerSpec, resolve_env, resolve_headers, resolved_secrets
+from knime_mcp.config import CredentialLookup, Handshake, ServerSpec, resolve_env, resolve_headers, resolved_secrets
 from knime_mcp.errors import (
     McpToolError,
     OutcomeUnknownError,
@@ -149,10 +149,19 @@ class McpClient:
         self._sessions: list[_Session] = []
         self._replacing = anyio.Lock()
         self._cancelled_calls = False
+        self._handshake: Handshake | None = spec.handshake
+        """What the server answered on the first connection (or what its tools table says): every later session,
+        after a lost one or from a table, skips the ``server/discover`` probe of a server that speaks only
+        ``initialize``."""
 
     @property
     def server(self) -> str:
         return self.spec.display_name
+
+    @property
+    def handshake(self) -> Handshake | None:
+        """The handshake the server answered, once connected."""
+        return self._handshake
 
     @property
     def transport(self) -> ConcreteTransport | None:
@@ -221,7 +230,7 @@ class McpClient:
         except Exception as exc:
             error = self._connect_error(exc, diagnostics)
             diagnostics.close()
-            if may_fall_back and diagnostics.http_status in FALLBACK_STATUSES:
+            if may_fall_back and diagnostics.http_status in FALLBACK_STATUSES and not diagnostics.asked_for_auth:
                 raise _Refused(diagnostics.http_status) from exc
             raise error from exc
 
@@ -251,7 +260,7 @@ class McpClient:
         return masked(error, resolved_secrets(self.spec, self._credentials))
 
     def _translated_connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
-        error = translate(exc, self.server, http_status=diagnostics.http_status)
+        error = translate(exc, self.server, http_status=diagnostics.http_status, challenge=diagnostics.challenge)
         if isinstance(error, ToolError):
             error = ServerConnectError(
                 f"The MCP handshake failed: {error.message}",
@@ -280,13 +289,14 @@ class McpClient:
         try:
             async with mcp.Client(
                 transport,
-                mode="auto",
+                mode="legacy" if self._handshake == "initialize" else "auto",
                 read_timeout_seconds=self.spec.timeouts.call,
                 cache=None,
                 client_info=_CLIENT_INFO,
                 message_handler=diagnostics.record_message,
             ) as client:
                 _keep_mismatched_results(client.session)
+                self._handshake = "initialize" if client.session.initialize_result is not None else "discover"
                 session = _Session(client, kind, diagnostics)
                 task_status.started(session)
                 await session.closing.wait()
@@ -355,18 +365,18 @@ class McpClient:
         The tools carry the spec sealed (:mod:`knime_mcp.seal`): whoever made this client chose the server, so agents
         and callers on this machine may later connect to it as it is.
         """
-        listed = seal_spec(self.spec)
+        listed = seal_spec(replace(self.spec, handshake=self._handshake))
 
         async def walk(session: _Session) -> list[MCPTool]:
             tools: list[MCPTool] = []
             cursor: str | None = None
             seen: set[str] = set()
             for _ in range(_MAX_PAGES):
-                key = _call_key(session)
+                key = _call_key()
                 try:
                     page = await session.client.list_tools(cursor=cursor, meta=_meta(key))
                 except MCPError as exc:
-                    if (refusal := self._refusal(session, key, exc)) is not None:
+                    if (refusal := await self._refusal(session, key, exc)) is not None:
                         raise refusal from exc
                     if exc.error.code != REQUEST_TIMEOUT:
                         raise
@@ -377,6 +387,8 @@ class McpClient:
                             "Raise the call timeout if the server is slow, or check that it is responsive."
                         ),
                     ) from exc
+                finally:
+                    session.diagnostics.forget(key)
                 tools.extend(MCPTool.from_sdk(tool, listed) for tool in page.tools)
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
@@ -402,7 +414,7 @@ class McpClient:
         arguments = dict(arguments or {})
 
         async def call(session: _Session) -> ToolResult:
-            key = _call_key(session)
+            key = _call_key()
             try:
                 result = await session.client.call_tool(
                     tool_name, arguments, read_timeout_seconds=seconds, meta=_meta(key)
@@ -411,7 +423,7 @@ class McpClient:
             except _MismatchedResult as exc:
                 return ToolResult.from_sdk(exc.result, mismatch=exc.reason)
             except MCPError as exc:
-                if (refusal := self._refusal(session, key, exc)) is not None:
+                if (refusal := await self._refusal(session, key, exc)) is not None:
                     raise refusal from exc
                 if exc.error.code != REQUEST_TIMEOUT:
                     raise
@@ -421,6 +433,8 @@ class McpClient:
                     server=self.server,
                     hint=session.diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
                 ) from exc
+            finally:
+                session.diagnostics.forget(key)
 
         await self._acquire_slot()
         try:
@@ -428,25 +442,46 @@ class McpClient:
         finally:
             self._limiter.release()
 
-    def _refusal(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
-        """The error for a request the server refused with an HTTP status (matched by its call key), else None.
+    async def _refusal(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
+        """The error for a request the server refused with an HTTP status (matched by its call key), or that never
+        reached the server before its session ended, else None.
 
-        On an open Streamable HTTP session, 404 (and 400, which some servers send) means the server no longer knows
-        the session id: the request never ran.
+        On an open Streamable HTTP or SSE session, 404 (and 400, which some servers send) means the server no longer
+        knows the session id: the request never ran.
         """
+        if _transport_ended(session, exc):
+            await self._wind_down(session)
         refused = session.diagnostics.refused_calls.pop(key, None) if key else None
         if refused is None:
-            return None
+            return self._unsent(session, key, exc)
         status, retry_after = refused
         if _busy(status):
             return ServerBusyError(status, retry_after, server=self.server)
-        if status in _SESSION_REFUSED and session.kind == "streamable-http":
+        if status in _SESSION_REFUSED and session.kind != "stdio":
             return SessionExpiredError(
                 f"The server refused this session (HTTP {status}); it may have restarted.",
                 server=self.server,
                 hint="The client opens a new session once; if that fails too, check the server's log.",
             )
         return translate(exc, self.server, http_status=status)
+
+    async def _wind_down(self, session: _Session) -> None:
+        """Close an ended session's transport and wait a while: a request still on its way (an SSE POST in flight,
+        a stdio write) fails or goes out meanwhile, and only then is it known whether it was sent."""
+        session.closing.set()
+        with anyio.move_on_after(_CLOSE_GRACE_SECONDS):
+            await session.closed.wait()
+
+    def _unsent(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
+        """The error for a request cut off by the end of its session before it reached the server (a stdio server
+        that had exited, an SSE stream that had ended), else None: it never ran, so any tool may be sent again."""
+        if not _transport_ended(session, exc) or not session.diagnostics.never_sent(key):
+            return None
+        return SessionExpiredError(
+            "The session had ended before the request was sent.",
+            server=self.server,
+            hint="The client opens a new session once; if that fails too, check the server's log.",
+        )
 
     async def _acquire_slot(self) -> None:
         """A free slot is taken without a trip through the event loop (``async with`` on the limiter always
@@ -457,6 +492,12 @@ class McpClient:
             await self._limiter.acquire()
 
 
+def _transport_ended(session: _Session, exc: MCPError) -> bool:
+    """Whether ``exc`` is the end of the session's transport, not one request given up on a live session (Streamable
+    HTTP answers "connection closed" for a response stream that broke off)."""
+    return exc.error.code == CONNECTION_CLOSED and session.diagnostics.ended
+
+
 def _busy(status: int) -> bool:
     return status == 429 or status >= 500
 
@@ -464,9 +505,9 @@ def _busy(status: int) -> bool:
 _SESSION_REFUSED = frozenset({400, 404})
 
 
-def _call_key(session: _Session) -> str | None:
-    """A fresh key to match an HTTP refusal to its request; stdio requests carry no status and go out unmarked."""
-    return secrets.token_hex(8) if session.kind != "stdio" else None
+def _call_key() -> str:
+    """A fresh key to match what the transport saw of a request (an HTTP refusal, a failed write) to the request."""
+    return secrets.token_hex(8)
 
 
 def _meta(key: str | None) -> dict[str, Any] | None:

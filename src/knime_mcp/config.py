@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_TIMEOUTS",
     "DEMO_SERVER",
     "AuthKind",
+    "Handshake",
     "AuthRef",
     "CredentialLookup",
     "ServerSpec",
@@ -42,6 +43,8 @@ __all__ = [
 
 TransportKind = Literal["auto", "streamable-http", "sse", "stdio"]
 AuthKind = Literal["none", "bearer", "header", "basic"]
+Handshake = Literal["discover", "initialize"]
+"""How a server opens a session: ``server/discover`` (MCP 2026 and later) or the ``initialize`` handshake (earlier)."""
 
 CredentialLookup = Callable[[str], tuple[str, str]]
 """Maps a credential name to ``(username, password)``; KNIME nodes wrap ``ctx.get_credentials``."""
@@ -148,6 +151,12 @@ class ServerSpec:
     """Proof that a person named this server in settings on this machine; set by
     :func:`knime_mcp.seal.seal_spec` only, and left out of comparisons."""
 
+    handshake: Handshake | None = None
+    """The handshake the server answered when its tools were listed, so that a server known to speak only
+    ``initialize`` is not probed with ``server/discover`` (which an MCP 1.x server logs as a long validation error);
+    None: unknown, probe first. A hint, not part of the server's identity: left out of comparisons and seals, and out
+    of the JSON when None, so tables written before it read the same."""
+
     def __post_init__(self) -> None:
         if not self.target.strip():
             raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
@@ -164,6 +173,10 @@ class ServerSpec:
             raise ConfigError(
                 f"The header {literal[0]!r} holds a literal secret, which would be kept in settings and tables.",
                 hint="Use the Authentication setting with a credential, or reference the secret as ${VARIABLE}.",
+            )
+        if self.handshake not in (None, *get_args(Handshake)):
+            raise ConfigError(
+                f"Unknown handshake {self.handshake!r}; use one of {', '.join(get_args(Handshake))}, or leave it out."
             )
         if self.transport in ("streamable-http", "sse") and not self.is_url:
             raise ConfigError(f"Transport {self.transport!r} needs an http(s) URL, got a command line.")
@@ -200,16 +213,19 @@ class ServerSpec:
     def identity(self) -> str:
         """The JSON of everything but the seal, computed once: it keys the session pool, is compared on every
         call, and is what a seal signs."""
-        return _compact_json({name: value for name, value in asdict(self).items() if name != "seal"})
+        return _compact_json({name: value for name, value in asdict(self).items() if name not in _NOT_IDENTITY})
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        if self.seal is None:
-            del data["seal"]
+        for name in _NOT_IDENTITY:
+            if data[name] is None:
+                del data[name]
         return data
 
     def to_json(self) -> str:
-        return self.identity if self.seal is None else _compact_json(self.to_dict())
+        if self.seal is None and self.handshake is None:
+            return self.identity
+        return _compact_json(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ServerSpec:
@@ -222,6 +238,8 @@ class ServerSpec:
     def from_json(cls, text: str) -> ServerSpec:
         return cls.from_dict(json.loads(text))
 
+
+_NOT_IDENTITY = ("seal", "handshake")
 
 DEMO_SERVER = "demo"
 """What stands for the bundled demo server in a node's server setting; also its display name."""

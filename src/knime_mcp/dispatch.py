@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from knime_mcp.errors import (
+    MASK,
     McpToolError,
     OutcomeUnknownError,
     ServerAuthError,
@@ -44,13 +45,12 @@ CallStatus = Literal[
 ]
 
 _SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
-REDACTED = "***"
 
 
 def redact(value: Any) -> Any:
     """A copy of call arguments with the values of secret-looking keys replaced, for logs and tables."""
     if isinstance(value, Mapping):
-        return {k: REDACTED if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()}
+        return {k: MASK if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value

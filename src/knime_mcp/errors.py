@@ -10,7 +10,9 @@
     │   ├── ServerAuthError      exit code 3 (401/403)
     │   ├── ServerBusyError      exit code 3 (429 or 5xx on a request; may carry Retry-After)
     │   └── SessionLostError     exit code 3 (an open session ended: the server restarted or crashed)
-    │       └── SessionExpiredError  (the server refused the session's id: the request never ran)
+    │       └── SessionExpiredError  (the session was gone before the request reached it: it never ran)
+    ├── ServerProtocolError      exit code 3 (the server answered, but its reply breaks the MCP schema; not a dead
+    │                            server, so the circuit breaker does not count it)
     └── ToolError                exit code 4 (the tool ran and failed, or never answered)
         ├── ToolTimeoutError
         ├── OutcomeUnknownError  (the session was lost during a call that is not safe to repeat)
@@ -38,6 +40,7 @@ __all__ = [
     "ServerAuthError",
     "ServerBusyError",
     "ServerConnectError",
+    "ServerProtocolError",
     "SessionExpiredError",
     "SessionLostError",
     "ToolCallError",
@@ -122,8 +125,17 @@ class SessionLostError(ServerConnectError):
 
 
 class SessionExpiredError(SessionLostError):
-    """The server refused a request because it no longer knows the session (it restarted, or let the session
-    expire); the request never ran, so the client may always send it again on a new session."""
+    """The request never reached a live session: the server refused it because it no longer knows the session (it
+    restarted, or let the session expire), or the session had ended before the request was written (a stdio server
+    that exited, an SSE stream that closed). It never ran, so the client may always send it again on a new
+    session."""
+
+
+class ServerProtocolError(McpToolError):
+    """The server answered, but its reply breaks the MCP schema: a bug in the server (or a protocol version it only
+    claims to speak), not a connection failure. Waiting does not heal it, and the server stays reachable."""
+
+    exit_code = 3
 
 
 class ToolError(McpToolError):
@@ -161,8 +173,15 @@ def _first_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _from_status(status: int, server: str) -> McpToolError:
-    if status in (401, 403):
+def _from_status(status: int, server: str, challenge: str | None = None) -> McpToolError:
+    if challenge is not None and challenge.lstrip().lower().startswith("bearer") and "resource_metadata" in challenge:
+        return ServerAuthError(
+            f"The server asks for sign-in with OAuth (HTTP {status}).",
+            server=server,
+            hint="knime-mcp does not support OAuth sign-in yet: get an access token for this server and give it as "
+            "a bearer token credential.",
+        )
+    if status in (401, 403) or challenge is not None:
         return ServerAuthError(
             f"The server refused the credentials (HTTP {status}).",
             server=server,
@@ -181,21 +200,34 @@ _TOO_LARGE = "byte limit"
 """In the SDK's error for a reply larger than the transport's limit ("Server-sent event exceeded the N byte limit")."""
 
 
+MASK = "***"
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret value in it replaced by :data:`MASK`, longest first (so a secret holding another
+    is masked whole)."""
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
 def masked(error: McpToolError, secrets: Iterable[str]) -> McpToolError:
-    """``error`` with every secret value in its message and hint replaced by ``***``: servers echo what they were
-    given (a stdio server printing its token at start-up, an HTTP body quoting a header)."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        error.message = error.message.replace(secret, "***")
-        if error.hint:
-            error.hint = error.hint.replace(secret, "***")
+    """``error`` with every secret value in its message and hint masked: servers echo what they were given (a stdio
+    server printing its token at start-up, an HTTP body quoting a header)."""
+    secrets = list(secrets)
+    error.message = scrub(error.message, secrets)
+    error.hint = error.hint and scrub(error.hint, secrets)
     error.args = (error.message,)
     return error
 
 
-def translate(exc: BaseException, server: str, *, http_status: int | None = None) -> McpToolError:
+def translate(
+    exc: BaseException, server: str, *, http_status: int | None = None, challenge: str | None = None
+) -> McpToolError:
     """Map one foreign exception to the most specific knime-mcp error.
 
-    ``http_status`` is the HTTP error seen on the connection, when the SDK has turned it into a JSON-RPC error.
+    ``http_status`` is the HTTP error seen on the connection, when the SDK has turned it into a JSON-RPC error;
+    ``challenge`` its ``WWW-Authenticate`` header, when it asked for authentication.
     """
     # The SDK, httpx2, anyio and pydantic load here, not at import: the CLI's `--help` must not pay for them.
     import anyio
@@ -206,12 +238,12 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
 
     leaf = _leaf(exc)
     if http_status is not None and not isinstance(leaf, McpToolError):
-        return _from_status(http_status, server)
+        return _from_status(http_status, server, challenge)
     match leaf:
         case McpToolError():
             return leaf
         case httpx2.HTTPStatusError():
-            return _from_status(leaf.response.status_code, server)
+            return _from_status(leaf.response.status_code, server, leaf.response.headers.get("WWW-Authenticate"))
         case httpx2.ConnectTimeout() | httpx2.PoolTimeout():
             return ServerConnectError(
                 "Timed out connecting to the server.", server=server, hint=_CONNECT_HINT
@@ -270,8 +302,9 @@ def translate(exc: BaseException, server: str, *, http_status: int | None = None
         case MCPError():
             return ToolCallError(f"The server answered with an error: {_first_line(leaf.error.message)}", server=server)
         case ValidationError():
-            return ServerConnectError(
-                f"The server's answer does not follow the MCP schema ({_first_line(str(leaf.errors()[0]['msg']))}).",
+            return ServerProtocolError(
+                f"Protocol violation: the server's answer does not follow the MCP schema "
+                f"({_first_line(str(leaf.errors()[0]['msg']))}).",
                 server=server,
                 hint="The server may speak another protocol version or send tool schemas too deeply nested to read.",
             )

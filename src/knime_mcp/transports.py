@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from types import TracebackType
-from typing import IO, Generic, Literal, Self, TypeVar
+from typing import IO, Any, Generic, Literal, Self, TypeVar
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 import mcp.client.sse
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
@@ -29,9 +30,11 @@ from pydantic import ValidationError
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
+from knime_mcp.stdin_watch import watching_stdin
 from knime_mcp.urlguard import PinnedHost
 
 __all__ = [
+    "AUTH_STATUSES",
     "CALL_KEY",
     "MAX_MESSAGE_BYTES",
     "ConcreteTransport",
@@ -48,7 +51,11 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 stream): the SDK's default of 1 MiB loses any larger tool result, and with it the session."""
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})
-"""Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE."""
+"""Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE; never when the
+server asked for authentication (:attr:`Diagnostics.challenge`)."""
+
+AUTH_STATUSES = frozenset({401, 403})
+"""Answers that ask for (other) credentials: they stop the ``auto`` fallback and no later status hides them."""
 
 
 def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
@@ -120,7 +127,9 @@ class HttpPool:
         pin: PinnedHost | None = None,
     ) -> httpx2.AsyncClient:
         """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
-        hooks = {"response": [diagnostics.record_response]} if diagnostics else {}
+        hooks = (
+            {"request": [diagnostics.record_request], "response": [diagnostics.record_response]} if diagnostics else {}
+        )
         return httpx2.AsyncClient(
             headers=headers,
             timeout=timeout,
@@ -142,21 +151,75 @@ class Diagnostics:
 
     def __init__(self) -> None:
         self._stderr: IO[str] | None = None
+        self._auth_answer = False
         self.http_status: int | None = None
+        """The last HTTP error status, except that an authentication answer (401, 403 or any status with a
+        ``WWW-Authenticate`` challenge) is kept: a later refusal (a 400 to the next handshake request) must not turn
+        "sign in first" into "this URL does not speak MCP"."""
+        self.challenge: str | None = None
+        """The ``WWW-Authenticate`` header of the first authentication answer, e.g. ``Bearer resource_metadata=…``."""
         self.malformed: str | None = None
         """The first message that was not valid JSON-RPC, shortened."""
         self.refused_calls: dict[str, tuple[int, float | None]] = {}
         """HTTP status and Retry-After seconds of refused requests, by the call key stamped in their ``_meta``."""
         self.unmatched_id: str | None = None
         """The first response id that matches no request sent on the session, shortened."""
+        self.sent_calls: set[str] = set()
+        """Call keys of the requests that may have reached the server: over stdio from when the request is handed
+        to the writer, unless the write fails; over HTTP from when its headers start to go out. A request whose
+        session ends before then never ran. The client forgets each key once its request is settled."""
+        self.ended = False
+        """Whether the transport ended under the session: its read stream closed, or it took no more writes."""
 
     async def record_response(self, response: httpx2.Response) -> None:
         if response.status_code < 400:
             return
-        self.http_status = response.status_code
+        if not self.asked_for_auth:
+            self.http_status = response.status_code
+            challenge = response.headers.get("WWW-Authenticate")
+            if challenge is not None or response.status_code in AUTH_STATUSES:
+                self.challenge = challenge
+                self._auth_answer = True
         key = _call_key(response.request)
         if key is not None:
             self.refused_calls[key] = (response.status_code, _retry_after(response))
+
+    def never_sent(self, key: str | None) -> bool:
+        """Whether the request with this call key, unanswered when its session ended, provably never reached the
+        server (see :attr:`sent_calls`); ask only once the session's transport has closed."""
+        return key is not None and key not in self.sent_calls
+
+    def undelivered(self, message: bytes) -> None:
+        """A message written to a stdio server did not get through."""
+        try:
+            key = _call_key_in(json.loads(message))
+        except ValueError:
+            return
+        self.sent_calls.discard(key or "")
+
+    def forget(self, key: str | None) -> None:
+        """Drop a settled request's key, so a long session does not collect them."""
+        self.sent_calls.discard(key or "")
+
+    async def record_request(self, request: httpx2.Request) -> None:
+        """Watch the request go out, so that one cut off before it was written counts as never sent."""
+        key = _call_key(request)
+        if key is None:
+            return
+        outer = request.extensions.get("trace")
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            if event.endswith("send_request_headers.started"):
+                self.sent_calls.add(key)
+            if outer is not None:
+                await outer(event, info)
+
+        request.extensions = {**request.extensions, "trace": trace}
+
+    @property
+    def asked_for_auth(self) -> bool:
+        """Whether the server answered that it wants authentication: ``auto`` must not try another transport."""
+        return self._auth_answer
 
     async def record_message(self, message: object) -> None:
         """The SDK's message handler: it hands over frames it could not parse as exceptions."""
@@ -194,15 +257,20 @@ class Diagnostics:
 
 
 CALL_KEY = "io.github.knime-mcp/call"
-"""A ``_meta`` entry on each tool call, so a refused HTTP request can be matched to the call that sent it."""
+"""A ``_meta`` entry on each request, so what the transport saw of it (a refused HTTP request, a failed write) can be
+matched to the call that sent it."""
 
 
 def _call_key(request: httpx2.Request) -> str | None:
     try:
-        body = json.loads(request.content)
+        return _call_key_in(json.loads(request.content))
     except (ValueError, httpx2.RequestNotRead):
         return None
-    meta = body.get("params", {}).get("_meta", {}) if isinstance(body, dict) else {}
+
+
+def _call_key_in(body: object) -> str | None:
+    params = body.get("params") if isinstance(body, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
     key = meta.get(CALL_KEY) if isinstance(meta, dict) else None
     return key if isinstance(key, str) else None
 
@@ -239,8 +307,9 @@ async def open_transport(
             if not command:
                 raise ConfigError("The stdio command line is empty.", server=spec.display_name)
             params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
-            async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
-                yield _watch_ids(streams, diagnostics)
+            with watching_stdin(diagnostics.undelivered):
+                async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
+                    yield _watch_ids(streams, diagnostics, written_when_handed=True)
         case "streamable-http":
             async with (
                 pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics, pin=pin) as http,
@@ -271,12 +340,16 @@ _SSE_IDLE_SECONDS = 3600.0
 """How long an SSE stream may stay silent; long-running tools keep it idle between events."""
 
 
-def _watch_ids(streams: TransportStreams, diagnostics: Diagnostics) -> TransportStreams:
-    """The streams, noting a response whose id matches no request sent: the SDK drops such a response quietly, and
-    the request it was meant for would look merely slow."""
+def _watch_ids(
+    streams: TransportStreams, diagnostics: Diagnostics, *, written_when_handed: bool = False
+) -> TransportStreams:
+    """The streams, noting a response whose id matches no request sent (the SDK drops such a response quietly, and
+    the request it was meant for would look merely slow); with ``written_when_handed``, a request handed to the
+    transport counts as sent (:attr:`Diagnostics.sent_calls`)."""
     read, write = streams
     pending: set[str] = set()
-    return _WatchedReads(read, pending, diagnostics), _WatchedWrites(write, pending)
+    writes = _WatchedWrites(write, pending, diagnostics, written_when_handed=written_when_handed)
+    return _WatchedReads(read, pending, diagnostics), writes
 
 
 _Stream = TypeVar("_Stream", ReadStream[SessionMessage | Exception], WriteStream[SessionMessage])
@@ -315,13 +388,21 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
         return getattr(self._stream, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return self._note(await self._stream.receive())
+        try:
+            return self._note(await self._stream.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._diagnostics.ended = True
+            raise
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        return self._note(await self._stream.__anext__())
+        try:
+            return self._note(await self._stream.__anext__())
+        except (StopAsyncIteration, anyio.ClosedResourceError):
+            self._diagnostics.ended = True
+            raise
 
     def _note(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse | JSONRPCError):
@@ -334,11 +415,30 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
 
 
 class _WatchedWrites(_Delegating[WriteStream[SessionMessage]]):
-    def __init__(self, stream: WriteStream[SessionMessage], pending: set[str]) -> None:
+    def __init__(
+        self,
+        stream: WriteStream[SessionMessage],
+        pending: set[str],
+        diagnostics: Diagnostics,
+        *,
+        written_when_handed: bool,
+    ) -> None:
         super().__init__(stream)
         self._pending = pending
+        self._diagnostics = diagnostics
+        self._written_when_handed = written_when_handed
 
     async def send(self, item: SessionMessage, /) -> None:
+        key = None
         if isinstance(item.message, JSONRPCRequest):
             self._pending.add(str(item.message.id))
-        await self._stream.send(item)
+            key = _call_key_in({"params": item.message.params}) if self._written_when_handed else None
+        if key is not None:
+            self._diagnostics.sent_calls.add(key)
+        try:
+            await self._stream.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            # The transport's writer is gone: this request was never handed over, and no later one will be.
+            self._diagnostics.sent_calls.discard(key or "")
+            self._diagnostics.ended = True
+            raise

@@ -18,6 +18,10 @@ tool ``echo``. Prints `fake misbehaving server listening on http://127.0.0.1:POR
 - ``wide-schema``: one tool whose input schema has ``properties`` (default 10,000) properties.
 - ``odd-names``: tools named with spaces, unicode, 500 characters, and names that collide after sanitising.
 - ``trickle``: answers as an SSE stream sent one byte every ``interval`` (default 1) seconds.
+- ``schema-breaking``: for the first ``times`` (default 3) matching requests per ``key``, a well-formed JSON-RPC
+  result that breaks the MCP schema (``content`` is a string, ``tools`` an object), then correct answers.
+- ``auth-then-400``: a gateway in front of an OAuth-protected server: the first request (per ``key``) gets 401 with a
+  ``WWW-Authenticate: Bearer resource_metadata=…`` challenge, every later one a bare 400; the handshake fails.
 
 Every JSON-RPC method a request with a ``key`` option sends is recorded; ``GET /seen?key=K`` answers the list, so a
 test can check that a timed-out call was cancelled on the server (``notifications/cancelled``).
@@ -37,12 +41,14 @@ from urllib.parse import parse_qs, urlsplit
 from knime_mcp.demo_server import HOST, listening_socket
 
 _DEFAULT_FAULTY = "tools/list,tools/call"
-_FAULTS = frozenset({"hang", "drop", "invalid-json", "wrong-id", "status", "trickle"})
+_FAULTS = frozenset({"hang", "drop", "invalid-json", "wrong-id", "status", "trickle", "schema-breaking"})
 """Modes that misbehave on the methods in ``on``; the other modes only answer with unusual content."""
-_MODES = _FAULTS | {"ok", "huge", "deep-schema", "wide-schema", "odd-names"}
+_MODES = _FAULTS | {"ok", "huge", "deep-schema", "wide-schema", "odd-names", "auth-then-400"}
 _REASONS = {
     200: "OK",
     202: "Accepted",
+    400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     429: "Too Many Requests",
@@ -160,6 +166,8 @@ async def _respond(request: _Request, reader: asyncio.StreamReader, writer: asyn
     if request.mode not in _MODES:
         await _send(writer, 404, f"unknown fake mode {request.mode!r}".encode(), "text/plain")
         return True
+    if request.mode == "auth-then-400":
+        return await _refuse_auth_then_400(request, writer)
     if request.http_method != "POST":
         await _send(writer, 405)
         return True
@@ -172,6 +180,17 @@ async def _respond(request: _Request, reader: asyncio.StreamReader, writer: asyn
     if request.mode in _FAULTS and message["method"] in request.option("on", _DEFAULT_FAULTY).split(","):
         return await _misbehave(request, message, reader, writer)
     await _send(writer, 200, _answer(request, message))
+    return True
+
+
+async def _refuse_auth_then_400(request: _Request, writer: asyncio.StreamWriter) -> bool:
+    counter = f"auth-then-400:{request.option('key', '')}"
+    _status_counts[counter] += 1
+    if _status_counts[counter] > 1:
+        await _send(writer, 400, b"bad request", "text/plain")
+        return True
+    challenge = f'Bearer error="invalid_token", resource_metadata="http://{HOST}/.well-known/oauth-protected-resource"'
+    await _send(writer, 401, b'{"error": "invalid_token"}', **{"WWW-Authenticate": challenge})
     return True
 
 
@@ -199,10 +218,20 @@ async def _misbehave(
             await _send(writer, int(request.option("code", "503")), b"try again later", "text/plain", **retry_after)
         case "status":
             await _send(writer, 200, _answer(request, message))
+        case "schema-breaking" if _status_counts[_schema_counter(request)] < int(request.option("times", "3")):
+            _status_counts[_schema_counter(request)] += 1
+            broken = {"tools": {"echo": "not a list"}} if message["method"] == "tools/list" else {"content": "text"}
+            await _send(writer, 200, json.dumps(_result(message["id"], broken)).encode())
+        case "schema-breaking":
+            await _send(writer, 200, _answer(request, message))
         case "trickle":
             await _trickle(writer, _answer(request, message), float(request.option("interval", "1")))
             return False
     return True
+
+
+def _schema_counter(request: _Request) -> str:
+    return f"schema-breaking:{request.option('key', '')}"
 
 
 async def _trickle(writer: asyncio.StreamWriter, answer: bytes, interval: float) -> None:
