@@ -520,3 +520,15 @@ def test_embedded_resources_and_resource_links_reach_the_other_content_column(
     assert all(link["uri"].startswith("demo://resource/") and link["name"] for link in links)
     assert "2 resource links" in linked.column("Result")[0].as_py()
     assert not any(gzipped.column("Is error").to_pylist() + linked.column("Is error").to_pylist())
+
+
+def test_a_token_a_tool_quotes_in_its_error_is_masked_in_the_error_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a stdio server given its token through the environment, whose tool fails quoting it
+    monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-77e1b3")
+    command = shlex.join([sys.executable, str(SERVERS_DIR / "token_echo_server.py")])
+    spec = ServerSpec(target=command, env={"API_TOKEN": "${KNIME_MCP_TEST_TOKEN}"})
+    # When the Tool Caller calls it, keeping failed rows
+    table, _ = _run(_tools(spec)["check_access"], [pa.table({"resource": ["reports"]})], on_error="column")
+    # Then the row failed, saying why, with the token masked
+    error = table.column("Error")[0].as_py()
+    assert "access to reports denied for token ***" in error and "tok-canary-77e1b3" not in error

@@ -93,9 +93,9 @@ class RowResult(NamedTuple):
         image, image_error = _first_image(result, record.tool)
         other = _other_content(result)
         if result.is_error:
-            message = f"Row {label()}: tool {record.tool!r} reported an error: {result.error_text}"
+            message = f"Row {label()}: tool {record.tool!r} reported an error: {record.error}"
             failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
-            return cls(result.text, structured, image, other, True, result.error_text, record.duration_ms, failure)
+            return cls(result.text, structured, image, other, True, record.error, record.duration_ms, failure)
         if image_error is not None:
             failure = ToolCallError(f"Row {label()}: {image_error}", server=record.server, hint=_IMAGE_HINT)
             return cls(result.text, structured, None, other, True, image_error, record.duration_ms, failure)
