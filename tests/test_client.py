@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fixtures.processes import child_pids
 from knime_mcp import ClientPool, McpClient, ServerSpec, SyncMcpClient, Timeouts
 from knime_mcp.config import AuthRef
 from knime_mcp.errors import ConfigError, ServerAuthError, ServerConnectError, ToolTimeoutError
@@ -338,54 +339,6 @@ async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_comman
     assert not [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
 
 
-def _children() -> set[int]:
-    import psutil
-
-    return {child.pid for child in psutil.Process().children(recursive=True)}
-
-
-def _kill(pids: set[int]) -> None:
-    import psutil
-
-    for pid in pids:
-        process = psutil.Process(pid)
-        process.kill()
-        process.wait(10)
-
-
-async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_through(
-    demo_stdio_command: list[str],
-) -> None:
-    others = _children()
-    async with McpClient(_stdio(demo_stdio_command)) as client:
-        assert (await client.call_tool("echo", {"text": "before"})).text == "before"
-        _kill(_children() - others)
-        after = await client.call_tool("echo", {"text": "after"}, repeatable=True)
-        again = await client.call_tool("echo", {"text": "again"})
-    assert (after.text, again.text) == ("after", "again")
-
-
-async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
-    import anyio
-
-    from knime_mcp.errors import OutcomeUnknownError
-
-    others = _children()
-    async with McpClient(_stdio(demo_stdio_command)) as client:
-        await client.call_tool("echo", {"text": "warm up"})
-        server = _children() - others
-
-        async def kill_while_it_runs() -> None:
-            await anyio.sleep(0.5)
-            _kill(server)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(kill_while_it_runs)
-            with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
-                await client.call_tool("sleep", {"seconds": 30})
-        assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
-
-
 async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
     import socket
 
@@ -417,13 +370,13 @@ async def test_an_auth_failure_is_not_retried_for_every_call(auth_server_url: st
 async def test_a_pool_checking_unsealed_servers_refuses_local_ones_before_connecting(
     demo_http_url: str, demo_stdio_command: list[str]
 ) -> None:
-    before = _children()
+    before = child_pids()
     async with ClientPool(check_unsealed=True) as pool:
         with pytest.raises(ConfigError) as refused_url:
             await pool.client(ServerSpec(target=demo_http_url))
         with pytest.raises(ConfigError, match="command line taken from data was refused") as refused_command:
             await pool.client(_stdio(demo_stdio_command))
-        assert _children() == before
+        assert child_pids() == before
     assert "127.0.0.1, a loopback address" in str(refused_url.value)
     for refused in (refused_url, refused_command):
         assert "not listed by an MCP Tool Provider on this machine" in str(refused.value)

@@ -1,17 +1,19 @@
 """A session that died before a request was written is replaced and the request sent on the new one, whatever the
-tool; a session that died after the request was written resends only a call that is safe to repeat (the other case,
-a call that may have run, is in ``test_client.py``)."""
+tool; a session that died after the request was written resends only a call that is safe to repeat, and reports any
+other call as one that may or may not have run."""
 
 from __future__ import annotations
 
 import shlex
-from contextlib import AbstractContextManager, AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import anyio
 import pytest
 
+from fixtures.processes import child_pids, kill_pids
 from fixtures.python_servers import DEMO_COMMAND, RunningServer, running_server
 from knime_mcp import McpClient, ServerSpec
 
@@ -20,19 +22,17 @@ pytestmark = pytest.mark.anyio
 ORDER = {"customer": {"name": "Ada", "email": "ada@example.com"}, "items": [{"sku": "A-1", "quantity": 2}]}
 
 
-def _children() -> set[int]:
-    import psutil
+@asynccontextmanager
+async def _killed_after(pids: set[int], seconds: float) -> AsyncIterator[None]:
+    """The processes are killed ``seconds`` into the block, while the call in it runs."""
 
-    return {child.pid for child in psutil.Process().children(recursive=True)}
+    async def kill_soon() -> None:
+        await anyio.sleep(seconds)
+        kill_pids(pids)
 
-
-def _kill(pids: set[int]) -> None:
-    import psutil
-
-    for pid in pids:
-        process = psutil.Process(pid)
-        process.kill()
-        process.wait(10)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(kill_soon)
+        yield
 
 
 def _demo_sse(log_path: Path, port: int = 0) -> AbstractContextManager[RunningServer]:
@@ -56,12 +56,12 @@ async def test_a_call_after_an_sse_server_restarted_goes_to_a_new_session_even_w
 async def test_a_call_after_the_stdio_server_died_starts_a_new_one_even_when_not_safe_to_repeat(
     demo_stdio_command: list[str],
 ) -> None:
-    others = _children()
+    others = child_pids()
     async with McpClient(ServerSpec(target=shlex.join(demo_stdio_command))) as client:
         await client.call_tool("echo", {"text": "warm up"})
-        _kill(_children() - others)
+        kill_pids(child_pids() - others)
         order = await client.call_tool("create_order", ORDER)
-        _kill(_children() - others)
+        kill_pids(child_pids() - others)
         echoed = await client.call_tool("echo", {"text": "after"})
     assert not order.is_error and order.structured["total_quantity"] == 2
     assert echoed.text == "after"
@@ -70,17 +70,10 @@ async def test_a_call_after_the_stdio_server_died_starts_a_new_one_even_when_not
 async def test_a_repeatable_call_whose_stdio_server_died_while_it_ran_is_sent_again(
     demo_stdio_command: list[str],
 ) -> None:
-    others = _children()
+    others = child_pids()
     async with McpClient(ServerSpec(target=shlex.join(demo_stdio_command))) as client:
         await client.call_tool("echo", {"text": "warm up"})
-        server = _children() - others
-
-        async def kill_soon() -> None:
-            await anyio.sleep(0.5)
-            _kill(server)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(kill_soon)
+        async with _killed_after(child_pids() - others, 0.5):
             result = await client.call_tool("sleep", {"seconds": 1}, repeatable=True)
     assert result.text == "Slept 1 s."
 
@@ -96,3 +89,27 @@ async def test_a_call_after_the_sse_server_stopped_is_a_connect_error_not_an_unk
             await client.call_tool("create_order", ORDER)
     assert not isinstance(caught.value, OutcomeUnknownError)
     assert "Could not connect" in str(caught.value)
+
+
+async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_through(
+    demo_stdio_command: list[str],
+) -> None:
+    others = child_pids()
+    async with McpClient(ServerSpec(target=shlex.join(demo_stdio_command))) as client:
+        assert (await client.call_tool("echo", {"text": "before"})).text == "before"
+        kill_pids(child_pids() - others)
+        after = await client.call_tool("echo", {"text": "after"}, repeatable=True)
+        again = await client.call_tool("echo", {"text": "again"})
+    assert (after.text, again.text) == ("after", "again")
+
+
+async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo_stdio_command: list[str]) -> None:
+    from knime_mcp.errors import OutcomeUnknownError
+
+    others = child_pids()
+    async with McpClient(ServerSpec(target=shlex.join(demo_stdio_command))) as client:
+        await client.call_tool("echo", {"text": "warm up"})
+        async with _killed_after(child_pids() - others, 0.5):
+            with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
+                await client.call_tool("sleep", {"seconds": 30})
+        assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
