@@ -24,7 +24,14 @@ from knime_mcp.caller import CallerOptions, call_table, call_table_sync
 from knime_mcp.cli import main
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import RetryPolicy
-from knime_mcp.errors import CancelledByUser, ConfigError, ServerConnectError, ToolCallError, ToolTimeoutError
+from knime_mcp.errors import (
+    CancelledByUser,
+    ConfigError,
+    McpToolError,
+    ServerConnectError,
+    ToolCallError,
+    ToolTimeoutError,
+)
 from knime_mcp.pool import ClientPool
 from knime_mcp.seal import seal_spec
 from knime_mcp.sync import SyncMcpClient
@@ -522,13 +529,34 @@ def test_embedded_resources_and_resource_links_reach_the_other_content_column(
     assert not any(gzipped.column("Is error").to_pylist() + linked.column("Is error").to_pylist())
 
 
-def test_a_token_a_tool_quotes_in_its_error_is_masked_in_the_error_column(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a stdio server given its token through the environment, whose tool fails quoting it
+@pytest.fixture
+def token_echo(monkeypatch: pytest.MonkeyPatch) -> dict[str, MCPTool]:
+    """tests/servers/token_echo_server.py over stdio, given its token through the environment."""
     monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-77e1b3")
     command = shlex.join([sys.executable, str(SERVERS_DIR / "token_echo_server.py")])
-    spec = ServerSpec(target=command, env={"API_TOKEN": "${KNIME_MCP_TEST_TOKEN}"})
-    # When the Tool Caller calls it, keeping failed rows
-    table, _ = _run(_tools(spec)["check_access"], [pa.table({"resource": ["reports"]})], on_error="column")
-    # Then the row failed, saying why, with the token masked
-    error = table.column("Error")[0].as_py()
-    assert "access to reports denied for token ***" in error and "tok-canary-77e1b3" not in error
+    return _tools(ServerSpec(target=command, env={"API_TOKEN": "${KNIME_MCP_TEST_TOKEN}"}))
+
+
+def test_a_token_a_tool_quotes_is_masked_in_every_column(token_echo: dict[str, MCPTool]) -> None:
+    # Given tools that quote their server's token in an error result, a protocol error and a successful result
+    rows = pa.table({"resource": ["reports"]})
+    # When the Tool Caller calls them, keeping failed rows
+    refused, _ = _run(token_echo["check_access"], [rows], on_error="column")
+    rejected, _ = _run(token_echo["verify_token"], [pa.table({"row": [1]})], on_error="column")
+    answered, _ = _run(token_echo["whoami"], [pa.table({"row": [1]})], on_error="column")
+    # Then the rows say what happened, with the token masked in every column
+    assert "access to reports denied for token ***" in refused.column("Error")[0].as_py()
+    assert "token *** is not valid here" in rejected.column("Error")[0].as_py()
+    assert json.loads(answered.column("Structured result")[0].as_py()) == {"user": "knime", "token": "***"}
+    for table in (refused, rejected, answered):
+        assert "tok-canary-77e1b3" not in json.dumps(table.to_pylist())
+
+
+def test_a_token_a_tool_quotes_is_masked_in_the_error_that_stops_the_run(token_echo: dict[str, MCPTool]) -> None:
+    # Given a tool that rejects every call with a protocol error quoting its server's token
+    # When the Tool Caller calls it and stops at the first failure
+    with pytest.raises(McpToolError) as failed:
+        _run(token_echo["verify_token"], [pa.table({"row": [1]})], on_error="fail")
+    # Then the error that stops the run says why, with the token masked
+    assert "token *** is not valid here" in str(failed.value)
+    assert "tok-canary-77e1b3" not in str(failed.value) + repr(failed.value.args)

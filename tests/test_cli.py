@@ -11,6 +11,8 @@ import pytest
 
 from knime_mcp.cli import main
 
+TOKEN_ECHO_SERVER = Path(__file__).parent / "servers" / "token_echo_server.py"
+
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -319,3 +321,18 @@ def test_every_knime_hint_the_cli_rewrites_still_stands_in_the_core() -> None:
     ).replace('" "', "")
     missing = [setting for setting, _ in _CLI_HINTS if setting not in sources]
     assert not missing, f"hints the CLI rewrites but the core no longer gives: {missing}"
+
+
+def test_call_masks_a_token_the_server_quotes_in_its_answer_or_its_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stdio server given a token through --env, whose tools quote it in a result and in a protocol error
+    monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-77e1b3")
+    server = ["--env", "API_TOKEN=${KNIME_MCP_TEST_TOKEN}", "--", sys.executable, str(TOKEN_ECHO_SERVER), "--"]
+    # When the CLI calls them
+    answered, out, _ = _run(capsys, "call", *server, "whoami")
+    rejected, _, err = _run(capsys, "call", *server, "verify_token")
+    # Then both say what the server said, with the token masked
+    assert answered == 0 and json.loads(out)["structured"] == {"user": "knime", "token": "***"}
+    assert rejected != 0 and "token *** is not valid here" in err
+    assert "tok-canary-77e1b3" not in out + err

@@ -4,11 +4,13 @@ HTTP answering with an event stream, as the npm server-everything does. Before, 
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from knime_mcp import transports
-from knime_mcp.config import ServerSpec
-from knime_mcp.errors import ToolCallError
+from knime_mcp.client import McpClient
+from knime_mcp.config import ServerSpec, Timeouts
+from knime_mcp.errors import OutcomeUnknownError, ToolCallError
 from knime_mcp.sync import SyncMcpClient
 
 BIG = 3 * 1024 * 1024
@@ -38,16 +40,60 @@ def test_a_3_mb_result_arrives_whole_beside_small_calls_on_one_session(
     assert big.text.count("x") == BIG and not big.is_error
 
 
-def test_a_reply_over_the_limit_fails_that_call_only_with_what_happened(
-    everything_http_url: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("server", ECHOES)
+@pytest.mark.anyio
+async def test_a_reply_over_the_limit_fails_that_call_only_while_calls_alongside_go_on(
+    server: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a session whose per-message limit is 1 MiB (lowered here so the test need not send 64 MiB)
+    # Given a session whose per-message limit is 1 MiB (lowered here so the test need not send 64 MiB), on a server
+    # that answers first with the id (Python) or last (TypeScript), over SSE or Streamable HTTP
     monkeypatch.setattr(transports, "MAX_MESSAGE_BYTES", 1024 * 1024)
-    with SyncMcpClient(ServerSpec(target=everything_http_url)) as client:
-        # When a reply is over the limit
-        with pytest.raises(ToolCallError) as failed:
-            client.call_tool("echo", {"message": "x" * BIG})
-        # Then that call fails saying the tool ran and its result was too large, and the session goes on
+    url: str = request.getfixturevalue(server)
+    tool, parameter = ECHOES[server]
+    small: dict[int, str] = {}
+    async with McpClient(ServerSpec(target=url), max_concurrency=4) as client:
+
+        async def echo_small(index: int) -> None:
+            small[index] = (await client.call_tool(tool, {parameter: f"small {index}"})).text
+
+        # When a reply is over the limit while three small calls run alongside it
+        async with anyio.create_task_group() as group:
+            for index in range(3):
+                group.start_soon(echo_small, index)
+            with pytest.raises(ToolCallError) as failed:
+                await client.call_tool(tool, {parameter: "x" * BIG})
+        # Then that call fails saying the tool ran and its result was too large, the calls alongside succeed,
+        # and the session goes on
         assert "larger than knime-mcp reads in one message: the tool ran" in str(failed.value)
         assert "Ask the tool for less" in str(failed.value)
-        assert "small" in client.call_tool("echo", {"message": "small"}).text
+        assert all(f"small {index}" in small[index] for index in range(3))
+        assert "after" in (await client.call_tool(tool, {parameter: "after"})).text
+
+
+TOO_LARGE = "refused the request as too large (HTTP 413); it did not run"
+REFUSALS: dict[str, tuple[type[Exception], str]] = {
+    "demo_sse_url": (ToolCallError, TOO_LARGE),
+    "everything_http_url": (ToolCallError, TOO_LARGE),
+    # It closes the connection while the request is still being sent: whether it ran cannot be known.
+    "everything_sse_url": (OutcomeUnknownError, "it may or may not have run"),
+}
+"""How each server turns away a request of 15 MiB, and what the call then says."""
+
+
+@pytest.mark.parametrize("server", REFUSALS)
+def test_a_request_the_server_turns_away_fails_at_once_and_the_session_goes_on(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    # Given a session to a server that takes requests up to a few MiB (legacy SSE posts each request on its own,
+    # and the SDK only logs a post that fails, so the call used to wait for its timeout)
+    url: str = request.getfixturevalue(server)
+    tool, parameter = ECHOES[server]
+    error, message = REFUSALS[server]
+    with SyncMcpClient(ServerSpec(target=url, timeouts=Timeouts(call=20))) as client:
+        # When a call's arguments are larger than the server accepts
+        with pytest.raises(error) as failed:
+            client.call_tool(tool, {parameter: "x" * 5 * BIG})
+        # Then it fails with what the server did, not by waiting for its timeout, and the next call works
+        assert message in str(failed.value)
+        assert "timed out" not in str(failed.value.__cause__)
+        assert "small" in client.call_tool(tool, {parameter: "small"}).text

@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -257,7 +258,12 @@ class McpClient:
 
     def _masked(self, error: McpToolError) -> McpToolError:
         """What the server printed or answered may quote the secrets it was given: they never reach a message."""
-        return masked(error, resolved_secrets(self.spec, self._credentials))
+        return masked(error, self._secrets)
+
+    @cached_property
+    def _secrets(self) -> frozenset[str]:
+        """The secret values this client gives the server, which careless servers quote back."""
+        return resolved_secrets(self.spec, self._credentials)
 
     def _translated_connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         error = translate(exc, self.server, http_status=diagnostics.http_status, challenge=diagnostics.challenge)
@@ -438,9 +444,13 @@ class McpClient:
 
         await self._acquire_slot()
         try:
-            return await self._request(call, what=f"the call of tool {tool_name!r}", repeatable=repeatable)
+            result = await self._request(call, what=f"the call of tool {tool_name!r}", repeatable=repeatable)
+        except McpToolError as exc:
+            self._masked(exc)
+            raise
         finally:
             self._limiter.release()
+        return result.masked(self._secrets)
 
     async def _refusal(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
         """The error for a request the server refused with an HTTP status (matched by its call key), or that never

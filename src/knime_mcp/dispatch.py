@@ -18,10 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from knime_mcp.config import resolved_secrets
 from knime_mcp.errors import (
     MASK,
-    ConfigError,
     McpToolError,
     OutcomeUnknownError,
     ServerAuthError,
@@ -29,7 +27,6 @@ from knime_mcp.errors import (
     ToolCallError,
     ToolError,
     ToolTimeoutError,
-    scrub,
 )
 from knime_mcp.policy import ToolPolicy, task_refusal
 from knime_mcp.results import ToolResult
@@ -212,24 +209,11 @@ class Dispatcher:
             server=tool.server.display_name if isinstance(tool, MCPTool) else None,
             arguments=redact(arguments),
             status=status,
-            error=self._error_text(tool, error, result),
+            error=str(error) if error else (result.error_text if result and result.is_error else None),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             attempts=max(attempts, 1),
         )
         return CallOutcome(result=result, record=record, error=error)
-
-    def _error_text(
-        self, tool: MCPTool | LocalTool, error: McpToolError | None, result: ToolResult | None
-    ) -> str | None:
-        """Why the call failed, as the log and the Tool Caller's Error column show it: without the secrets the server
-        was given, which careless servers quote back."""
-        text = str(error) if error else (result.error_text if result is not None and result.is_error else None)
-        if text is None or not isinstance(tool, MCPTool):
-            return text
-        try:
-            return scrub(text, resolved_secrets(tool.server, self._pool.credentials))
-        except ConfigError:  # the server's secrets cannot be resolved, so it was never given any
-            return text
 
     async def _invoke(self, tool: MCPTool | LocalTool, arguments: dict[str, Any]) -> tuple[ToolResult, int]:
         if isinstance(tool, LocalTool):

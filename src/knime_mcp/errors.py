@@ -187,6 +187,12 @@ def _from_status(status: int, server: str, challenge: str | None = None) -> McpT
             server=server,
             hint="Set the authentication (bearer token, header or basic) and check that the credential is valid.",
         )
+    if status == 413:
+        return ToolCallError(
+            "The server refused the request as too large (HTTP 413); it did not run.",
+            server=server,
+            hint="Send less in one call (split the input), or raise the server's request size limit.",
+        )
     if status in (400, 404, 405, 406, 415):
         return ServerConnectError(
             f"The server answered HTTP {status}: this URL does not speak MCP.",

@@ -62,11 +62,6 @@ class ClientPool:
         self._task_group: TaskGroup | None = None
         self._http: HttpPool | None = None
 
-    @property
-    def credentials(self) -> CredentialLookup | None:
-        """How the run's servers get their credentials; the dispatcher masks what they echo of them."""
-        return self._credentials
-
     async def __aenter__(self) -> ClientPool:
         http = HttpPool()
         self._stack.push_async_callback(http.aclose)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal, assert_never
 
 import mcp_types
+
+from knime_mcp.errors import scrub
 
 __all__ = [
     "AudioPart",
@@ -128,6 +131,18 @@ class ToolResult:
             mismatch=mismatch,
         )
 
+    def masked(self, secrets: Collection[str]) -> ToolResult:
+        """This result with every secret value in its texts masked: careless servers quote what they were given, and
+        a result goes on to tables, logs and models."""
+        if not secrets:
+            return self
+        return replace(
+            self,
+            content=tuple(_masked_part(part, secrets) for part in self.content),
+            structured=_masked_json(self.structured, secrets),
+            mismatch=self.mismatch and scrub(self.mismatch, secrets),
+        )
+
     @property
     def text(self) -> str:
         """All text parts and embedded text resources joined by newlines."""
@@ -150,3 +165,27 @@ class ToolResult:
     def _json(self) -> str:
         """Serialised once: the dispatcher measures it and the agent's log keeps it, for results of any size."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+def _masked_part(part: ContentPart, secrets: Collection[str]) -> ContentPart:
+    match part:
+        case TextPart():
+            return replace(part, text=scrub(part.text, secrets))
+        case ResourcePart(text=str(text)):
+            return replace(part, text=scrub(text, secrets))
+        case ResourceLinkPart(description=str(description)):
+            return replace(part, description=scrub(description, secrets))
+        case _:
+            return part
+
+
+def _masked_json(value: Any, secrets: Collection[str]) -> Any:
+    match value:
+        case str():
+            return scrub(value, secrets)
+        case dict():
+            return {key: _masked_json(item, secrets) for key, item in value.items()}
+        case list():
+            return [_masked_json(item, secrets) for item in value]
+        case _:
+            return value

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
+from knime_mcp.legacy_sse import RefusalAnswer, answering_refusals, bounded_events
 from knime_mcp.stdin_watch import watching_stdin
 from knime_mcp.urlguard import PinnedHost
 
@@ -79,16 +80,22 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
     keeps a session's requests on the endpoint's origin, so no request is for another host.
     """
 
-    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None) -> None:
+    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None, diagnostics: Diagnostics | None = None) -> None:
         self._pool = pool
         self._pin = pin
+        self._diagnostics = diagnostics
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         transport = self._pool.route(request.url)
         if self._pin is not None:
             request.url = request.url.copy_with(host=self._pin.address)
             request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
-        return await transport.handle_async_request(request)
+        try:
+            return await transport.handle_async_request(request)
+        except httpx2.TransportError:
+            if self._diagnostics is not None:
+                await self._diagnostics.record_failure(request)
+            raise
 
     async def aclose(self) -> None:
         return None
@@ -135,7 +142,7 @@ class HttpPool:
             timeout=timeout,
             auth=auth,
             event_hooks=hooks,
-            transport=_BorrowedTransport(self, pin),
+            transport=_BorrowedTransport(self, pin, diagnostics),
         )
 
     async def aclose(self) -> None:
@@ -170,6 +177,8 @@ class Diagnostics:
         session ends before then never ran. The client forgets each key once its request is settled."""
         self.ended = False
         """Whether the transport ended under the session: its read stream closed, or it took no more writes."""
+        self.answer_refused: RefusalAnswer | None = None
+        """Set where the transport does not answer a refused or failed request itself (legacy SSE)."""
 
     async def record_response(self, response: httpx2.Response) -> None:
         if response.status_code < 400:
@@ -180,9 +189,18 @@ class Diagnostics:
             if challenge is not None or response.status_code in AUTH_STATUSES:
                 self.challenge = challenge
                 self._auth_answer = True
-        key = _call_key(response.request)
-        if key is not None:
+        body = _body(response.request)
+        if (key := _call_key_in(body)) is not None:
             self.refused_calls[key] = (response.status_code, _retry_after(response))
+        await self._answer(body, response.status_code)
+
+    async def record_failure(self, request: httpx2.Request) -> None:
+        """A request whose connection failed before its response arrived."""
+        await self._answer(_body(request), None)
+
+    async def _answer(self, body: object, status: int | None) -> None:
+        if self.answer_refused is not None and isinstance(body, dict) and "method" in body and "id" in body:
+            await self.answer_refused(body["id"], status)
 
     def never_sent(self, key: str | None) -> bool:
         """Whether the request with this call key, unanswered when its session ended, provably never reached the
@@ -203,7 +221,7 @@ class Diagnostics:
 
     async def record_request(self, request: httpx2.Request) -> None:
         """Watch the request go out, so that one cut off before it was written counts as never sent."""
-        key = _call_key(request)
+        key = _call_key_in(_body(request))
         if key is None:
             return
         outer = request.extensions.get("trace")
@@ -261,9 +279,10 @@ CALL_KEY = "io.github.knime-mcp/call"
 matched to the call that sent it."""
 
 
-def _call_key(request: httpx2.Request) -> str | None:
+def _body(request: httpx2.Request) -> object:
+    """The request's JSON body, or None."""
     try:
-        return _call_key_in(json.loads(request.content))
+        return json.loads(request.content)
     except (ValueError, httpx2.RequestNotRead):
         return None
 
@@ -323,18 +342,13 @@ async def open_transport(
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
                 httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
-            ) as streams:
-                yield _watch_ids(streams, diagnostics)
+            ) as streams, answering_refusals(streams) as (answered, answer):
+                diagnostics.answer_refused = answer
+                yield _watch_ids(answered, diagnostics)
 
 
-def _sse_events_up_to_max(client: httpx2.AsyncClient, url: httpx2.URL | str, **kwargs: object) -> object:
-    """The SDK's SSE stream with :data:`MAX_MESSAGE_BYTES` per event: ``sse_client`` takes no limit and opens its
-    stream through this name of its module, so that is where the limit is set."""
-    return _sdk_sse_events(client, url, **{"max_event_size": MAX_MESSAGE_BYTES, **kwargs})
-
-
-_sdk_sse_events = mcp.client.sse.sse_within_origin
-mcp.client.sse.sse_within_origin = _sse_events_up_to_max
+# ``sse_client`` takes no event limit and opens its stream through this name of its module, so the limit is set there.
+mcp.client.sse.sse_within_origin = bounded_events(mcp.client.sse.sse_within_origin, lambda: MAX_MESSAGE_BYTES)
 
 _SSE_IDLE_SECONDS = 3600.0
 """How long an SSE stream may stay silent; long-running tools keep it idle between events."""
