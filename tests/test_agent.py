@@ -108,7 +108,7 @@ def test_each_tool_is_offered_with_its_parameter_schema(http_tools: list[MCPTool
     offered = {spec["function"]["name"]: spec["function"] for spec in model.requests[0][1] or []}
     add = next(tool for tool in http_tools if tool.name == "add")
     assert offered["add"]["parameters"] == add.parameter_schema
-    assert offered["add"]["description"].startswith(add.description)
+    assert f"\n{add.description}\n" in offered["add"]["description"]  # fenced: tests/test_model_inputs.py
 
 
 def test_only_the_tools_the_policy_allows_are_offered_and_the_run_says_which_were_left_out(

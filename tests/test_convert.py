@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import json
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,7 @@ import pytest
 
 from knime_mcp.arguments import ArgumentError, ArgumentPlan
 from knime_mcp.config import ServerSpec
-from knime_mcp.convert import ConversionError, is_missing, to_json
+from knime_mcp.convert import MAX_JSON_DEPTH, ConversionError, is_missing, to_json
 from knime_mcp.errors import ConfigError
 from knime_mcp.tool import MCPTool
 
@@ -103,6 +105,49 @@ def test_object_parameters_reject_text_that_is_not_a_json_object(value: object, 
         to_json(value, OBJECT)
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize(("schema", "template"), [(OBJECT, '{{"a": [1, {}]}}'), (INTEGERS, "[1, {}]")])
+def test_json_text_with_a_non_finite_number_is_refused_not_sent_as_null(
+    constant: str, schema: dict[str, Any], template: str
+) -> None:
+    # Given JSON text with NaN or an infinity deep inside, which Python's parser takes but JSON has no value for
+    text = template.format(constant)
+    # When it is converted for an object or array parameter
+    # Then it is refused, naming the value, instead of becoming a float that is sent as null
+    with pytest.raises(ConversionError, match=f"got text with {constant}, which is not a JSON number"):
+        to_json(text, schema)
+
+
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH + 1, 5_000, 1_000_000])
+def test_json_text_nested_deeper_than_the_limit_is_refused_without_exhausting_the_stack(levels: int) -> None:
+    # Given JSON array text nested just past the limit, past what Python's parser can read, and far past that
+    text = "[" * levels + "]" * levels
+    # When it is converted for an array parameter
+    # Then it is refused with the limit, not a RecursionError that would stop the whole run
+    with pytest.raises(ConversionError, match=f"got JSON text nested deeper than {MAX_JSON_DEPTH} levels"):
+        to_json(text, INTEGERS)
+
+
+def test_json_text_nested_as_deep_as_the_limit_converts_whole() -> None:
+    # Given JSON object text whose objects and arrays nest exactly MAX_JSON_DEPTH levels
+    value: Any = []
+    for _ in range(MAX_JSON_DEPTH - 2):
+        value = [value]
+    text = json.dumps({"a": value})
+    # When it is converted for an object parameter, Then it arrives as written
+    assert to_json(text, {"type": "object"}) == {"a": value}
+
+
+def test_a_row_whose_json_text_is_too_deep_is_that_rows_error_naming_parameter_and_column() -> None:
+    # Given a plan for an object parameter, and a row of JSON text the parser cannot read
+    plan = ArgumentPlan(_tool({"type": "object", "properties": {"data": {"type": "object"}}}), ["data"])
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    # When the row's arguments are built
+    # Then it is an ArgumentError naming parameter and column, which fails that row only
+    with pytest.raises(ArgumentError, match="^parameter 'data' from column 'data': expected a JSON object text, got"):
+        plan.build({"data": [deep]}, 0)
+
+
 @pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT])
 def test_every_form_of_a_missing_cell_is_missing(value: object) -> None:
     assert is_missing(value)
@@ -130,6 +175,18 @@ def test_enum_and_untyped_schemas_convert_by_their_values() -> None:
     assert to_json(np.int64(2), {"enum": [1, 2, 3]}) == 2
     assert to_json(np.array([1.5]), {}) == [1.5]
     assert to_json("text", {}) == "text"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(math.inf, "inf"), (-math.inf, "-inf"), ([1.0, math.inf], "inf"), ({"a": math.nan}, "nan"), (np.inf, "inf")],
+)
+def test_a_parameter_of_any_type_refuses_non_finite_numbers_json_cannot_carry(value: object, shown: str) -> None:
+    # Given a double cell (or a list or struct cell holding one) that is infinite or NaN inside a struct
+    # When it is converted for a parameter whose schema allows any value
+    # Then it is refused, instead of being sent as null
+    with pytest.raises(ConversionError, match=f"^expected a finite number, got {shown}$"):
+        to_json(value, {})
 
 
 ADD = {"type": "object", "properties": {"a": INTEGER, "b": INTEGER}, "required": ["a", "b"]}

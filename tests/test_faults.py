@@ -7,8 +7,7 @@ The faults come from `tests/fakes/fake_misbehaving_server.py`, one per URL path.
 
 from __future__ import annotations
 
-import json
-import urllib.request
+import re
 import uuid
 from collections.abc import Iterator
 
@@ -17,6 +16,7 @@ import psutil
 import pytest
 
 from fixtures.fault_servers import fault_url
+from fixtures.fault_servers import seen as _seen
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ServerConnectError
@@ -56,12 +56,6 @@ def _spec(base: str, mode: str, key: str, **options: str | int) -> ServerSpec:
 
 def _echo(spec: ServerSpec, annotations: ToolAnnotations) -> MCPTool:
     return make_tool("echo", server=spec, annotations=annotations)
-
-
-def _seen(base: str, key: str) -> list[str]:
-    """The JSON-RPC methods the fake received for ``key``, in order."""
-    with urllib.request.urlopen(f"{base}/seen?key={key}", timeout=10) as response:
-        return json.load(response)
 
 
 async def _once_seen(base: str, key: str, method: str) -> list[str]:
@@ -267,16 +261,41 @@ def test_retry_after_is_honoured_over_a_shorter_backoff() -> None:
 
     from knime_mcp.errors import ServerBusyError
 
-    policy = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02, max_retry_after=60)
+    policy = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02)
     state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     failed: Future = Future(attempt_number=1)
     failed.set_exception(ServerBusyError(429, 7.0))
     state.outcome = failed
     assert policy.wait(state) == 7.0
-    failed_long: Future = Future(attempt_number=1)
-    failed_long.set_exception(ServerBusyError(429, 3600.0))
-    state.outcome = failed_long
-    assert policy.wait(state) == 60
+
+
+@pytest.mark.parametrize("code", [429, 503])
+async def test_a_retry_after_beyond_the_cap_is_not_waited_for_and_the_server_is_left_alone_until_then(
+    fake_misbehaving_url: str, key: str, code: int
+) -> None:
+    from knime_mcp.errors import MAX_RETRY_AFTER_SECONDS, CircuitOpenError
+
+    # Given a server that refuses every call and asks to come back in an hour, far beyond the cap
+    spec = _spec(fake_misbehaving_url, "status", key, code=code, times=100, retry_after=3600, on="tools/call")
+    tool = _echo(spec, READ_ONLY)
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool, retry=RetryPolicy(attempts=3))
+        # When a read-only call and then another one are made (bounded, so the old hour-long wait fails, not hangs)
+        with anyio.fail_after(20):
+            first = await dispatcher.call(tool, {"text": "one"})
+            second = await dispatcher.call(tool, {"text": "two"})
+        await _still_answers(dispatcher, fake_misbehaving_url)
+
+    # Then the first fails after one attempt saying when the server wants to be called again
+    assert (first.record.status, first.record.attempts) == ("connection_error", 1)
+    assert f"HTTP {code}; it asked to retry after 3600 s (at " in str(first.error)
+    assert f"longer than knime-mcp waits ({MAX_RETRY_AFTER_SECONDS:g} s), so the call was not retried" in str(
+        first.error
+    )
+    # And the second fails fast, once, without reaching the server
+    assert isinstance(second.error, CircuitOpenError) and second.record.attempts == 1
+    assert re.match(r"Not trying the server again for \d+ s as it asked \(last: The server answered", str(second.error))
+    assert _seen(fake_misbehaving_url, key).count("tools/call") == 1
 
 
 async def test_a_tool_schema_nested_1000_levels_gets_a_message_that_says_so(
@@ -349,7 +368,8 @@ async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_lat
     from mcp.shared.message import SessionMessage
     from mcp_types import JSONRPCRequest, JSONRPCResponse
 
-    from knime_mcp.transports import Diagnostics, _watch_ids
+    from knime_mcp.diagnostics import Diagnostics
+    from knime_mcp.stream_watch import watch_streams
 
     def response(request_id: int | str) -> SessionMessage:
         return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=request_id, result={}))
@@ -357,7 +377,7 @@ async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_lat
     to_server, sent = anyio.create_memory_object_stream[SessionMessage](10)
     from_server, received = anyio.create_memory_object_stream[SessionMessage | Exception](10)
     diagnostics = Diagnostics()
-    reads, writes = _watch_ids((received, to_server), diagnostics)
+    reads, writes = watch_streams((received, to_server), diagnostics)
     for request_id in (1, 2):
         await writes.send(SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call")))
     # the answer to 2 comes late (after its caller gave up), the answer to 1 under the id as text, then 7 and a repeat

@@ -7,6 +7,7 @@ import base64
 import io
 import shlex
 import sys
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
@@ -79,6 +80,45 @@ def test_data_that_is_no_readable_image_raises_an_image_error_that_says_why(
     with pytest.raises(ImageError, match=reason) as caught:
         to_png(ImagePart(data, mime_type))
     assert mime_type in str(caught.value)
+
+
+@pytest.mark.parametrize("data", ["QUJD\u00e9", "\u00e9\u00e9\u00e9\u00e9"])
+def test_image_data_that_is_not_even_ascii_raises_an_image_error_too(data: str) -> None:
+    # Given image data with characters outside ASCII (Python's decoder refuses them with a plain ValueError)
+    # When it is converted, Then it is an ImageError, which fails that row only, not an error that stops the run
+    with pytest.raises(ImageError, match=r"^its data \(image/png\) is not valid base64"):
+        to_png(ImagePart(data, "image/png"))
+
+
+def _with_bad_image_data_checksum(png: bytes) -> bytes:
+    """``png`` with the checksum of its first IDAT chunk flipped; Pillow decodes it without noticing."""
+    start = png.index(b"IDAT") - 4
+    end = start + 12 + int.from_bytes(png[start : start + 4], "big")
+    return png[: end - 1] + bytes([png[end - 1] ^ 0xFF]) + png[end:]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda png: png + b"<html><script>alert(1)</script></html>",
+        lambda png: png + _image("JPEG").bytes,
+        _with_bad_image_data_checksum,
+    ],
+    ids=["text after the end", "another file after the end", "wrong checksum"],
+)
+def test_png_data_with_unchecked_bytes_is_written_anew_so_the_cell_holds_a_well_formed_png(
+    damage: Callable[[bytes], bytes],
+) -> None:
+    # Given PNG data that Pillow decodes, but with bytes after its end or a wrong checksum
+    clean = _image("PNG", "RGBA", (6, 5)).bytes
+    damaged = damage(clean)
+    assert Image.open(io.BytesIO(damaged)).convert("RGBA").getpixel((5, 4)) == (0, 0, 0, 0)
+    # When it is converted
+    png = to_png(ImagePart(base64.b64encode(damaged).decode(), "image/png"))
+    # Then the result is a PNG written anew from the pixels: none of the unchecked bytes, the same picture
+    assert png != damaged and png.endswith(b"IEND\xaeB`\x82") and png.count(b"IEND") == 1
+    assert to_png(ImagePart(base64.b64encode(png).decode(), "image/png")) == png  # well-formed: passed on as it is
+    assert _decoded(png).convert("RGBA").tobytes() == Image.open(io.BytesIO(clean)).convert("RGBA").tobytes()
 
 
 # -- the Tool Caller against a server that sends images in many formats ---------------------------------------------

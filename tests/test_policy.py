@@ -130,6 +130,30 @@ def test_the_deny_list_matches_anywhere_in_the_name_and_wins_over_the_allow_list
     assert names(policy.apply([SEARCH, DELETE])[0]) == ["search"]
 
 
+def test_the_deny_list_ignores_case_so_a_capitalised_tool_name_cannot_slip_past_it() -> None:
+    # Given a deny-list written in lower case and a server that capitalises its tool names
+    policy = ToolPolicy(deny="delete_.*", destructive="allow")
+    capitalised = make_tool("Delete_File")
+
+    # When the policy judges the capitalised tool
+    reason = policy.check(capitalised)
+
+    # Then it is blocked, as its lower-case twin is
+    assert reason is not None and "matches the tool deny-list 'delete_.*'" in reason
+    assert names(policy.apply([SEARCH, capitalised, DELETE])[0]) == ["search"]
+
+
+def test_the_allow_list_ignores_case_but_still_matches_the_whole_name() -> None:
+    # Given an allow-list written in lower case
+    policy = ToolPolicy(allow="get_.*", destructive="allow")
+
+    # When tools differing only in case, and a tool the pattern matches only in part, are judged
+    allowed = policy.apply([make_tool("GET_Weather"), make_tool("get_weather"), make_tool("forget_weather")])[0]
+
+    # Then both spellings are admitted and the partial match is not
+    assert names(allowed) == ["GET_Weather", "get_weather"]
+
+
 def test_a_pattern_written_against_the_server_name_still_applies_to_a_prefixed_tool() -> None:
     prefixed = SEARCH.with_changes(name="crm_search")
 

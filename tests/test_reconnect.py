@@ -5,7 +5,7 @@ other call as one that may or may not have run."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -81,19 +81,6 @@ async def test_a_repeatable_call_whose_stdio_server_died_while_it_ran_is_sent_ag
     assert result.text == "Slept 1 s."
 
 
-async def test_a_call_after_the_sse_server_stopped_is_a_connect_error_not_an_unknown_outcome(tmp_path: Path) -> None:
-    from knime_mcp.errors import OutcomeUnknownError, ServerConnectError
-
-    async with AsyncExitStack() as stack:
-        with _demo_sse(tmp_path / "server.log") as server:
-            client = await stack.enter_async_context(McpClient(ServerSpec(target=server.url)))
-            await client.call_tool("echo", {"text": "before"})
-        with pytest.raises(ServerConnectError) as caught:
-            await client.call_tool("create_order", ORDER)
-    assert not isinstance(caught.value, OutcomeUnknownError)
-    assert "Could not connect" in str(caught.value)
-
-
 async def test_a_lost_stdio_session_is_replaced_and_a_repeatable_call_goes_through(
     demo_stdio_command: list[str],
 ) -> None:
@@ -116,3 +103,59 @@ async def test_a_call_cut_off_by_a_lost_session_is_not_repeated_unless_safe(demo
             with pytest.raises(OutcomeUnknownError, match="may or may not have run"):
                 await client.call_tool("sleep", {"seconds": 30})
         assert (await client.call_tool("echo", {"text": "reconnected"})).text == "reconnected"
+
+
+def _demo_http(log_path: Path) -> AbstractContextManager[RunningServer]:
+    return running_server([*DEMO_COMMAND, "--transport", "streamable-http", "--port", "0"], log_path)
+
+
+async def test_a_writing_call_in_flight_when_the_http_server_dies_may_or_may_not_have_run(tmp_path: Path) -> None:
+    from knime_mcp.errors import OutcomeUnknownError
+
+    # Given a Streamable HTTP session to a real server, and a call not safe to repeat whose request has reached it
+    with _demo_http(tmp_path / "server.log") as server:
+        async with McpClient(ServerSpec(target=server.url)) as client:
+            await client.call_tool("echo", {"text": "warm up"})
+            # When the server dies while the call runs, so that reconnecting fails too
+            async with _killed_after({server.process.pid}, 0.5):
+                with pytest.raises(OutcomeUnknownError) as caught:
+                    await client.call_tool("sleep", {"seconds": 30})
+    # Then the call is reported as one that may have run, not as a request that never got through
+    assert "it may or may not have run" in caught.value.message
+    assert caught.value.hint is not None and caught.value.hint.startswith("Reconnecting failed too (Could not connect")
+
+
+async def test_a_repeatable_call_in_flight_when_the_http_server_dies_says_the_session_was_lost(tmp_path: Path) -> None:
+    from knime_mcp.errors import SessionExpiredError, SessionLostError
+
+    # Given a Streamable HTTP session to a real server, and a call safe to repeat whose request has reached it
+    with _demo_http(tmp_path / "server.log") as server:
+        async with McpClient(ServerSpec(target=server.url)) as client:
+            await client.call_tool("echo", {"text": "warm up"})
+            # When the server dies while the call runs, so that it cannot be resent on a new session
+            async with _killed_after({server.process.pid}, 0.5):
+                with pytest.raises(SessionLostError) as caught:
+                    await client.call_tool("sleep", {"seconds": 30}, repeatable=True)
+    # Then the error says the session was lost during the call (a connection error, retried as one), not only that
+    # connecting failed, which would say the request never got through
+    assert not isinstance(caught.value, SessionExpiredError)
+    assert caught.value.message.startswith("The session was lost during the call of tool 'sleep', and reconnecting ")
+
+
+@pytest.mark.parametrize("serve", [_demo_http, _demo_sse], ids=["streamable-http", "sse"])
+async def test_a_call_after_the_server_stopped_is_a_connect_error_not_an_unknown_outcome(
+    tmp_path: Path, serve: Callable[[Path], AbstractContextManager[RunningServer]]
+) -> None:
+    from knime_mcp.errors import OutcomeUnknownError, ServerConnectError
+
+    # Given a session to a real server that has since stopped
+    async with AsyncExitStack() as stack:
+        with serve(tmp_path / "server.log") as server:
+            client = await stack.enter_async_context(McpClient(ServerSpec(target=server.url)))
+            await client.call_tool("echo", {"text": "before"})
+        # When a writing call is made: its request cannot reach the server
+        with pytest.raises(ServerConnectError) as caught:
+            await client.call_tool("create_order", ORDER)
+    # Then it is reported as never sent
+    assert not isinstance(caught.value, OutcomeUnknownError)
+    assert "Could not connect" in str(caught.value)

@@ -414,3 +414,74 @@ async def test_simple_mode_keeps_the_sequential_thinking_tool_whose_flags_are_bo
     assert properties["nextThoughtNeeded"]["type"] == ["boolean", "string"]
     assert {"isRevision", "needsMoreThoughts"} <= set(properties)
     assert listing.notes == []
+
+
+# -- server-supplied patterns, checked in bounded time --------------------------------------------------------------
+
+PATTERNED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "pattern": r"^\d{3}-[a-z]+$"},
+        "word": {"type": "string", "pattern": r"\bcat\b"},
+        "tags": {
+            "type": "object",
+            "patternProperties": {"^x_": {"type": "integer"}, "^y_": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        "open": {"type": "object", "patternProperties": {"^n_": {"type": "number"}}, "additionalProperties": True},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"code": "123-abc", "word": "a cat sat", "tags": {"x_a": 1, "y_b": "s"}, "open": {"n_a": 1, "z": []}},
+        {"code": "12-abc", "word": "concatenate", "tags": {"x_a": "one", "z": 1, "w": 2}, "open": {"n_a": "x"}},
+        {"code": "123-ABC\n", "word": "CAT", "tags": {"x_": 1.5, "y_": 2, "q": None}},
+        {"code": 123, "tags": {}, "open": {}},
+    ],
+)
+def test_patterns_are_matched_as_python_re_and_jsonschema_match_them(arguments: dict[str, Any]) -> None:
+    # Given a schema using pattern, patternProperties and additionalProperties beside them
+    import jsonschema
+
+    expected = sorted(
+        jsonschema.Draft202012Validator(PATTERNED).iter_errors(arguments), key=lambda e: (e.json_path, e.message)
+    )
+    # When the arguments are validated
+    problems = validate_arguments(make_tool(input_schema=PATTERNED), arguments)
+    # Then the problems are those jsonschema's own (re-based) keywords find, in the same words
+    assert [problem.split(": ", 1)[-1] for problem in problems] == [error.message for error in expected]
+
+
+@pytest.mark.parametrize(
+    ("schema", "arguments"),
+    [
+        (object_schema(word={"type": "string", "pattern": "^(a|aa)+$"}), {"word": "a" * 30 + "!"}),
+        (
+            object_schema(tags={"type": "object", "patternProperties": {"^(a|aa)+$": {"type": "integer"}}}),
+            {"tags": {"a" * 30 + "!": 1}},
+        ),
+        (
+            object_schema(
+                tags={"type": "object", "patternProperties": {"^(a|aa)+$": {}}, "additionalProperties": False}
+            ),
+            {"tags": {"a" * 30 + "!": 1}},
+        ),
+    ],
+    ids=["pattern", "patternProperties", "additionalProperties"],
+)
+def test_a_pattern_that_takes_too_long_makes_the_arguments_invalid_saying_so(
+    schema: dict[str, Any], arguments: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a pattern that backtracks without bound, and a time limit far below what it needs on a 31-letter key
+    import knime_mcp.schema
+
+    monkeypatch.setattr(knime_mcp.schema, "PATTERN_TIMEOUT", 0.001)
+    # When arguments it must check are validated
+    problems = validate_arguments(make_tool(input_schema=schema), arguments)
+    # Then that is the one problem, naming the pattern and the value
+    assert len(problems) == 1
+    assert "the tool's pattern '^(a|aa)+$' took too long to check against 'aaaaaaaaaa" in problems[0]
+    assert problems[0].endswith("the pattern backtracks without bound, so these arguments are refused")

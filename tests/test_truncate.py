@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import io
+
 import pytest
+from PIL import Image
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+from knime_mcp.results import ImagePart
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MAX_IMAGE_BYTES, cap_image, cap_text
 
 
 def test_text_within_the_cap_is_returned_unchanged() -> None:
@@ -65,4 +70,33 @@ def test_a_cap_too_small_for_the_note_is_a_config_error_naming_the_minimum() -> 
 
     assert str(caught.value) == (
         "The output cap of 100 bytes is too small. Hint: Set the output cap to at least 1,000 bytes."
+    )
+
+
+def test_an_image_within_the_limits_is_sent_as_it_is() -> None:
+    # Given a small PNG
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 30), "blue").save(buffer, format="PNG")
+    image = ImagePart(data=base64.b64encode(buffer.getvalue()).decode(), mime_type="image/png")
+    # When it is capped
+    capped = cap_image(image)
+    # Then it is the very same image, without a note
+    assert capped.image is image and capped.note == ""
+
+
+@pytest.mark.parametrize("data", ["iVBORw0=", "not base64!"])
+def test_small_data_that_is_no_readable_image_is_left_for_the_models_api_to_judge(data: str) -> None:
+    # Given image content too small to matter that Pillow cannot read
+    image = ImagePart(data=data, mime_type="image/png")
+    # When it is capped, then it is sent as it is, as before there was a cap
+    assert cap_image(image) == (image, "")
+
+
+def test_large_data_that_is_no_readable_image_is_left_out_with_the_reason() -> None:
+    # Given image content over the byte limit that is no image Pillow can read, so it cannot be scaled down
+    image = ImagePart(data=base64.b64encode(b"\0" * (MAX_IMAGE_BYTES + 1)).decode(), mime_type="image/png")
+    # When it is capped, then it is left out, and the note says why
+    assert cap_image(image) == (
+        None,
+        f"its {MAX_IMAGE_BYTES + 1:,} bytes exceed {MAX_IMAGE_BYTES:,} and it cannot be read to be scaled down",
     )

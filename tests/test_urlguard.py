@@ -107,6 +107,31 @@ async def test_a_server_command_line_from_data_is_refused_with_the_callers_hint(
     )
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ServerSpec(target="http://1.2.3.4/mcp --x", transport="stdio", cwd="/tmp"),
+        ServerSpec(target="https://8.8.8.8/mcp", transport="stdio"),
+    ],
+)
+async def test_a_url_run_over_stdio_is_judged_as_the_command_line_it_is(spec: ServerSpec, no_lookups: None) -> None:
+    with pytest.raises(ConfigError, match="A server command line taken from data was refused"):
+        await check_server(spec, hint="Trust it.")
+
+
+async def test_a_server_from_data_asking_for_a_secret_is_refused_without_a_lookup(no_lookups: None) -> None:
+    spec = ServerSpec(target="https://8.8.8.8/mcp", headers={"X-Trace": "${HOME}"})
+
+    with pytest.raises(ConfigError) as caught:
+        await check_server(spec, hint="Trust it.")
+
+    assert str(caught.value) == (
+        "A server taken from data was refused: it asks for the environment variable HOME in its header 'X-Trace', "
+        "and secrets of this machine are sent only to servers a person configured here. "
+        "[server: https://8.8.8.8/mcp] Hint: Trust it."
+    )
+
+
 async def test_a_server_url_from_data_gets_the_url_check() -> None:
     with pytest.raises(ConfigError, match="points to 169.254.169.254, a link-local address"):
         await check_server(ServerSpec(target="http://169.254.169.254/latest"), hint="Trust it.")

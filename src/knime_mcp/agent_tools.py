@@ -5,7 +5,10 @@ under a name a model accepts (``[a-zA-Z0-9_-]{1,64}``, unique across servers and
 by :class:`ToolNameMap`), runs the tool calls of one model message concurrently up to a limit, and answers each call
 with a tool message in call order. Failures of any kind (unknown tool, malformed or invalid arguments, timeouts,
 exceptions, ``isError`` results) become error tool messages the model can recover from; whether they also stop the
-run is the agent's policy. Every result is fenced as untrusted data; images go to the model as image content.
+run is the agent's policy. Every result, and every tool's description, is fenced as untrusted data; images go to
+the model as image content, within the output cap (see :func:`~knime_mcp.truncate.cap_image`). The model is offered
+the tools in table order up to :data:`MAX_OFFERED_TOOLS` and :data:`MAX_OFFERED_SPEC_BYTES`;
+:attr:`AgentToolset.warnings` names the rest.
 
 With a :class:`~knime_mcp.data.DataRepository`, the records in an MCP result's structured content (a JSON array of
 objects, or an object holding one) also become a table of the repository, so a later workflow tool can take it. The
@@ -32,12 +35,13 @@ import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from knime_mcp.data import DataRepository, DataTable, collect_call_tables, update_note
-from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool, redact
+from knime_mcp.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool
 from knime_mcp.errors import McpToolError, ToolCallError, scrub
+from knime_mcp.redaction import redact, redact_text
 from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ToolNameMap
-from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MAX_IMAGES_PER_RESULT, cap_image, cap_text
 from knime_mcp.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 
 if TYPE_CHECKING:
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOG_COLUMNS",
+    "MAX_OFFERED_SPEC_BYTES",
+    "MAX_OFFERED_TOOLS",
     "WORKFLOW_EXECUTION_HINTS",
     "AgentToolset",
     "ToolCallLogEntry",
@@ -56,6 +62,17 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _KINDS = {"mcp": "MCP", "workflow": "workflow"}
+
+MAX_OFFERED_TOOLS = 128
+"""Tools offered to the model per request, the first in table order: OpenAI's chat API refuses more, and models
+choose worse among many."""
+
+MAX_OFFERED_SPEC_BYTES = 200_000
+"""UTF-8 bytes of the specs (name, fenced description, schema as JSON) of the tools offered, about 50,000 tokens:
+every model request carries them, so a large tool set would crowd out the conversation and cost on every turn."""
+
+_LISTED_LEFT_OUT = 20
+"""Tools named in the warning about tools over the cap; the KNIME log names them all."""
 
 LOG_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Turn", "int"),
@@ -170,10 +187,17 @@ class AgentToolset:
         data: DataRepository | None = None,
         secrets: Collection[str] = (),
     ) -> None:
-        self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap([(tool.name, tool) for tool in tools])
         self._dispatcher = dispatcher
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._fence = token_hex(4)
+        named = ToolNameMap([(tool.name, tool) for tool in tools]).items()
+        specs = [_spec(name, tool, self._fence) for name, tool in named]
+        offered = _offered_count(specs)
+        self._specs = specs[:offered]
+        # Only the offered tools can be called: the model knows no others, and an unknown-tool hint lists these.
+        self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap(named[:offered])
+        self.warnings = _over_the_cap_warnings([name for name, _ in named[offered:]], offered)
+        """The tools over :data:`MAX_OFFERED_TOOLS` or :data:`MAX_OFFERED_SPEC_BYTES`, for a node warning."""
         self._output_cap = output_cap
         self._data = data
         self._secrets = tuple(secrets)
@@ -183,8 +207,9 @@ class AgentToolset:
 
     @property
     def specs(self) -> list[dict[str, Any]]:
-        """The tools in OpenAI function format, for ``bind_tools``; parameters are each tool's parameter schema."""
-        return [_spec(name, tool) for name, tool in self._names.items()]
+        """The offered tools in OpenAI function format, for ``bind_tools``; parameters are each tool's parameter
+        schema, the description is fenced as tool output is."""
+        return list(self._specs)
 
     async def execute(self, message: AIMessage, turn: int) -> ToolTurn:
         """Run the message's tool calls, at most ``max_concurrency`` at once, and reply to each in call order."""
@@ -287,26 +312,56 @@ class AgentToolset:
         """Tool output as data: at most ``output_cap`` bytes, then the data repository note (its column names come
         from tool output too), between tags carrying this run's random fence value (which tool output cannot forge)."""
         text, _ = cap_text(scrub(text, self._secrets), self._output_cap)
-        text = f"{text}\n\n{note}" if note else text
-        return f'<tool-output tool="{tool}" fence="{self._fence}">\n{text}\n</tool-output fence="{self._fence}">'
+        return _between_fences("tool-output", tool, f"{text}\n\n{note}" if note else text, self._fence)
 
 
-def _spec(name: str, tool: MCPTool | LocalTool) -> dict[str, Any]:
+def _between_fences(tag: str, tool: str, text: str, fence: str) -> str:
+    """Text a tool's server or author wrote, as data: between tags carrying the run's random fence value, which the
+    text cannot forge. ``tool`` is the model-facing name (letters, digits, ``_`` and ``-``)."""
+    return f'<{tag} tool="{tool}" fence="{fence}">\n{text}\n</{tag} fence="{fence}">'
+
+
+def _spec(name: str, tool: MCPTool | LocalTool, fence: str) -> dict[str, Any]:
     description = tool.description
     if isinstance(tool, MCPTool):
         origin = f"(Tool {tool.tool_name!r} of MCP server {tool.server.display_name!r}.)"
         description = f"{description}\n{origin}" if description else origin
+    description = _between_fences("tool-description", name, description, fence) if description else ""
     schema = tool.parameter_schema or {}
     parameters = schema if schema.get("type") == "object" else {"type": "object", "properties": {}}
     return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+
+def _offered_count(specs: Sequence[dict[str, Any]]) -> int:
+    """How many specs, from the first, fit :data:`MAX_OFFERED_TOOLS` and :data:`MAX_OFFERED_SPEC_BYTES`."""
+    total = 0
+    for count, spec in enumerate(specs[:MAX_OFFERED_TOOLS]):
+        total += len(json.dumps(spec, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
+        if total > MAX_OFFERED_SPEC_BYTES:
+            return count
+    return min(len(specs), MAX_OFFERED_TOOLS)
+
+
+def _over_the_cap_warnings(left_out: Sequence[str], offered: int) -> list[str]:
+    """One line naming the tools over the cap (the first few; the log names all), and why; none when all fit."""
+    if not left_out:
+        return []
+    logger.info("Tools not offered to the model, over the cap: %s", ", ".join(left_out))
+    listed = ", ".join(map(repr, left_out[:_LISTED_LEFT_OUT]))
+    more = f" and {len(left_out) - _LISTED_LEFT_OUT:,} more" if len(left_out) > _LISTED_LEFT_OUT else ""
+    return [
+        f"Not offered to the model: {len(left_out):,} tools after the first {offered:,} in table order "
+        f"({listed}{more}): a model is offered at most {MAX_OFFERED_TOOLS} tools with at most "
+        f"{MAX_OFFERED_SPEC_BYTES:,} bytes of specs; filter the tools table or use the allow-list to choose them"
+    ]
 
 
 def _calls(message: AIMessage) -> list[_Call]:
     """Valid and malformed tool calls alike (the agent has given each an id)."""
     calls = [_Call(str(call["id"]), call["name"], dict(call["args"]), None) for call in message.tool_calls]
     for call in message.invalid_tool_calls:
-        problem = call.get("error") or f"cannot parse {str(call.get('args'))[:200]!r}"
-        calls.append(_Call(str(call["id"]), call.get("name") or "", {}, problem))
+        problem = call.get("error") or f"cannot parse {redact_text(str(call.get('args')))[:200]!r}"
+        calls.append(_Call(str(call["id"]), call.get("name") or "", {}, redact_text(problem)))
     return calls
 
 
@@ -331,8 +386,7 @@ def _render(result: ToolResult, images: list[ImagePart], first_image: int) -> st
             case TextPart():
                 texts.append(part.text)
             case ImagePart():
-                images.append(part)
-                texts.append(f"[Image {first_image + len(images)} ({part.mime_type}) follows in the next message.]")
+                texts.append(_offer_image(part, images, first_image))
             case AudioPart():
                 texts.append(f"[Audio ({part.mime_type}) omitted: it cannot be passed to the model.]")
             case ResourceLinkPart():
@@ -347,6 +401,21 @@ def _render(result: ToolResult, images: list[ImagePart], first_image: int) -> st
     if not texts and result.structured is not None:
         texts.append(json.dumps(result.structured, ensure_ascii=False))
     return "\n".join(texts)
+
+
+def _offer_image(part: ImagePart, images: list[ImagePart], first_image: int) -> str:
+    """The text standing for ``part``; the image itself, within the output cap, is added to ``images`` (one
+    result's), or left out with a note. Images past the limit are never decoded."""
+    if len(images) >= MAX_IMAGES_PER_RESULT:
+        reason = f"only the first {MAX_IMAGES_PER_RESULT} images of a result are passed to the model"
+    else:
+        capped = cap_image(part)
+        if capped.image is not None:
+            images.append(capped.image)
+            described = f"{capped.image.mime_type}, {capped.note}" if capped.note else capped.image.mime_type
+            return f"[Image {first_image + len(images)} ({described}) follows in the next message.]"
+        reason = capped.note
+    return f"[Image ({part.mime_type}) omitted: {reason}. The whole result is in the tool-call log.]"
 
 
 def _images_message(images: list[tuple[str, ImagePart]]) -> HumanMessage:

@@ -28,6 +28,7 @@ from knime_mcp.convert import (
     to_text,
 )
 from knime_mcp.errors import ConfigError
+from knime_mcp.redaction import HIDDEN_VALUE, is_secret_key
 from knime_mcp.tool import MCPTool
 
 __all__ = ["ROW_ID_COLUMN", "ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns", "parse_template"]
@@ -194,7 +195,8 @@ class ArgumentPlan:
             try:
                 value = source.value(cells, row)
             except ArgumentError as exc:
-                raise ArgumentError(f"parameter {name!r} from {exc}") from None
+                detail = f"{source.describe()}: {HIDDEN_VALUE}" if is_secret_key(name) else exc
+                raise ArgumentError(f"parameter {name!r} from {detail}") from None
             if value is not _MISSING:
                 arguments[name] = value
             elif name in self._required:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.seal import tool_seal, tool_seal_fits
+from knime_mcp.tool import MCPTool, TableServers, ToolAnnotations, policy_facts, server_to_table_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,6 +67,7 @@ _STORAGE = pa.struct(
         pa.field("notes", pa.list_(pa.string()), nullable=False),
         pa.field("annotated", pa.bool_()),
         pa.field("task_support", pa.string()),
+        pa.field("seal", pa.string()),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -134,7 +135,7 @@ class MCPToolScalar(pa.ExtensionScalar):
         if self.value is None:
             return None
         row = self.value.as_py()
-        return _decode({key: [value] for key, value in row.items()})[0]
+        return _decode({"seal": [None], **{key: [value] for key, value in row.items()}}, TOOL_COLUMN)[0]
 
 
 def register_mcp_tool_type() -> None:
@@ -298,26 +299,35 @@ def _not_tools(column: str, reason: str) -> ConfigError:
 
 def _tools_from_cells(cells: Sequence[Any], column: str, labels: Sequence[str]) -> list[MCPTool]:
     tools = []
+    servers = TableServers()
     for cell, label in zip(cells, labels, strict=True):
         if isinstance(cell, MCPTool):
             tools.append(cell)
             continue
         try:
-            tools.append(MCPTool.from_json(cell))
-        except (TypeError, ValueError, KeyError, AttributeError, ConfigError) as exc:
+            tools.append(MCPTool.from_json(cell, servers))
+        except ConfigError as exc:
+            raise _bad_row(column, label, exc) from exc
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
             missing = cell is None or (isinstance(cell, float) and math.isnan(cell))
             shown = "a missing value" if missing else repr(str(cell)[:40])
             raise _not_tools(column, f"row {label} holds {shown}") from exc
     return tools
 
 
+def _bad_row(column: str, label: str, error: ConfigError) -> ConfigError:
+    """What is wrong with one tool of a table, naming its row, so that a run fails before anything connects."""
+    return ConfigError(f"Column {column!r}, row {label}: {error.message}", server=error.server, hint=error.hint)
+
+
 def _encode(tools: Sequence[MCPTool]) -> dict[str, list[Any]]:
-    """One list per struct field and flat column; each distinct server is serialised once."""
+    """One list per struct field and flat column; each distinct server is serialised once, without its seal: the
+    table's seal is each tool's (:func:`knime_mcp.seal.tool_seal`)."""
     server_json: dict[int, str] = {}
     server_name: dict[int, str] = {}
     for tool in tools:
         if id(tool.server) not in server_json:
-            server_json[id(tool.server)] = tool.server.to_json()
+            server_json[id(tool.server)] = server_to_table_json(tool.server)
             server_name[id(tool.server)] = tool.server.display_name
     input_json = [_dumps(tool.input_schema) for tool in tools]
     return {
@@ -340,6 +350,7 @@ def _encode(tools: Sequence[MCPTool]) -> dict[str, list[Any]]:
         "notes": [list(tool.notes) for tool in tools],
         "annotated": [tool.annotations.annotated for tool in tools],
         "task_support": [tool.task_support for tool in tools],
+        "seal": [tool_seal(tool.server, tool.policy_facts) for tool in tools],
         "server_name": [server_name[id(tool.server)] for tool in tools],
         "notes_text": ["\n".join(tool.notes) for tool in tools],
     }
@@ -354,44 +365,64 @@ def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> lis
         row = offset + storage.is_null().to_pylist().index(True)
         raise _not_tools(column, f"row {row} holds a missing value")
     stored = {field.name: array.to_pylist() for field, array in zip(storage.type, storage.flatten(), strict=True)}
-    # A table written before these fields existed: its tools keep their hints' face value and run without tasks.
+    # A table written before these fields existed: its tools keep their hints' face value and run without tasks;
+    # without a tool's seal they count as data.
     stored.setdefault("annotated", [True] * len(storage))
     stored.setdefault("task_support", [None] * len(storage))
-    return _decode(stored)
+    stored.setdefault("seal", [None] * len(storage))
+    return _decode(stored, column, offset)
 
 
-def _decode(columns: Mapping[str, list[Any]]) -> list[MCPTool]:
-    """Tools from one list per struct field; schemas that were written once are parsed once."""
-    servers: dict[str, ServerSpec] = {}
-    annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
-    loads = json.loads
+def _decode(columns: Mapping[str, list[Any]], column: str, offset: int = 0) -> list[MCPTool]:
+    """Tools from one list per struct field; schemas that were written once are parsed once. A tool whose seal
+    fits gets its server sealed (:func:`knime_mcp.seal.tool_seal_fits`); a malformed one is a ConfigError naming
+    its row."""
     tools = []
-    for (
-        name, tool_name, title, description, input_text, parameter_text, output_text, *flags, server, notes,
-        annotated, task_support,
-    ) in zip(*(columns[field.name] for field in _STORAGE), strict=True):  # fmt: skip
+    rows = zip(*(columns[field.name] for field in _STORAGE), strict=True)
+    decode = _RowDecoder()
+    for row, values in enumerate(rows, start=offset):
+        try:
+            tools.append(decode(*values))
+        except ConfigError as exc:
+            raise _bad_row(column, str(row), exc) from exc
+        except (TypeError, ValueError) as exc:
+            raise _bad_row(column, str(row), ConfigError(f"The tool is malformed ({exc}).")) from exc
+    return tools
+
+
+class _RowDecoder:
+    """Decodes the rows of one table, parsing each distinct server and set of hints once."""
+
+    def __init__(self) -> None:
+        self._servers = TableServers()
+        self._annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
+
+    def __call__(
+        self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
+        output_text: str | None, *rest: Any,
+    ) -> MCPTool:  # fmt: skip
+        *flags, server, notes, annotated, task_support, seal = rest
         flags_key = (*flags, annotated is not False)
-        if flags_key not in annotations:
-            annotations[flags_key] = ToolAnnotations(
+        if flags_key not in self._annotations:
+            self._annotations[flags_key] = ToolAnnotations(
                 read_only=flags[0], destructive=flags[1], idempotent=flags[2], open_world=flags[3],
                 annotated=flags_key[4],
             )
-        if server not in servers:
-            servers[server] = ServerSpec.from_json(server)
-        input_schema = loads(input_text)
-        tools.append(
-            MCPTool(
-                name=name,
-                tool_name=tool_name,
-                title=title,
-                description=description,
-                input_schema=input_schema,
-                parameter_schema=input_schema if parameter_text == input_text else loads(parameter_text),
-                output_schema=None if output_text is None else loads(output_text),
-                annotations=annotations[flags_key],
-                server=servers[server],
-                notes=tuple(notes),
-                task_support=task_support or "forbidden",
-            )
+        hints = self._annotations[flags_key]
+        unsealed, sealed = self._servers.read(server)
+        task_support = task_support or "forbidden"
+        fits = tool_seal_fits(unsealed, policy_facts(name, tool_name, hints, task_support), seal)
+        input_schema = json.loads(input_text)
+        return MCPTool(
+            name=name,
+            tool_name=tool_name,
+            title=title,
+            description=description,
+            input_schema=input_schema,
+            parameter_schema=input_schema if parameter_text == input_text else json.loads(parameter_text),
+            output_schema=None if output_text is None else json.loads(output_text),
+            annotations=hints,
+            server=sealed if fits else unsealed,
+            notes=tuple(notes),
+            task_support=task_support,
         )
-    return tools

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
+from knime_mcp.render import terminal_safe
 
 if TYPE_CHECKING:
     from knime_mcp.agent import AgentRun
@@ -79,7 +80,8 @@ def _server_options() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER",
+        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER; "
+        "secrets only as ${VAR} references",
     )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
@@ -88,11 +90,14 @@ def _server_options() -> argparse.ArgumentParser:
 
 
 def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
+    """``NAME<separator>VALUE`` words as a dict; a malformed one is named by its position, never quoted, because a
+    header or environment entry missing its name is often a bare secret."""
     pairs: dict[str, str] = {}
-    for value in values:
+    for number, value in enumerate(values, start=1):
         name, found, rest = value.partition(separator)
         if not found or not name.strip():
-            raise UsageError(f"{what} {value!r} is not of the form NAME{separator.strip() or separator}VALUE.")
+            form = f"NAME{separator.strip() or separator}VALUE"
+            raise UsageError(f"{what} {number} is not of the form {form} (its text is not shown: it may be a secret).")
         pairs[name.strip()] = rest.strip() if separator == ":" else rest
     return pairs
 
@@ -111,6 +116,21 @@ def _headers(values: Sequence[str]) -> dict[str, str]:
             "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
         )
     return headers
+
+
+def _environment(values: Sequence[str]) -> dict[str, str]:
+    """The ``--env`` values; one whose name marks a credential must reference its secret as ``${VAR}``."""
+    from knime_mcp.config import literal_secret_env
+
+    env = _pairs(values, "=", "Environment entry")
+    for name in literal_secret_env(env):
+        raise UsageError(
+            f"Environment entry {name!r} holds a literal secret; command lines end up in shell histories and "
+            "process lists.",
+            hint=f"Put the secret into an environment variable and write --env '{name}=${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return env
 
 
 _HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
@@ -132,7 +152,7 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
         transport=args.transport,
         name=args.name,
         headers=_headers(args.header),
-        env=_pairs(args.env, "=", "Environment entry"),
+        env=_environment(args.env),
         auth=AuthRef(),
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
     )
@@ -346,7 +366,7 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> i
 
         write_tools(listing.tools, args.output, args.format)
     for note in listing.notes:
-        print(f"Note: {note}", file=sys.stderr)
+        print(f"Note: {terminal_safe(note)}", file=sys.stderr)
     return 0
 
 
@@ -378,7 +398,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> in
             return await client.call_tool(args.tool, arguments)
 
     result = run_sync(call)
-    out.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    out.write(terminal_safe(json.dumps(result.to_dict(), indent=2, ensure_ascii=False)) + "\n")
     if result.is_error:
         raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
     return 0
@@ -535,7 +555,8 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
         log = [entry.to_dict() for entry in result.log]
-        out.write(json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False) + "\n")
+        printed = json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False)
+        out.write(terminal_safe(printed) + "\n")
     else:
         from knime_mcp.render import render_agent_run
 
@@ -602,9 +623,9 @@ class _OneLine(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if self._verbose:
-            return super().format(record)
+            return terminal_safe(super().format(record))
         cause = f"{type(record.exc_info[1]).__name__}; " if record.exc_info and record.exc_info[1] else ""
-        return f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)"
+        return terminal_safe(f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)")
 
 
 @contextmanager
@@ -647,13 +668,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _run_command(args, target, out, err)
     except McpToolError as exc:
         exc.hint = _cli_hint(exc.hint)
-        print(f"Error: {exc}", file=err)
+        print(f"Error: {terminal_safe(str(exc))}", file=err)
         return exc.exit_code
     except KeyboardInterrupt:
         print("Error: interrupted.", file=err)
         return 130
     except Exception as exc:  # the CLI's one boundary: anything unexpected still gets a message and exit code 1
-        print(f"Error: {type(exc).__name__}: {exc}", file=err)
+        print(f"Error: {type(exc).__name__}: {terminal_safe(str(exc))}", file=err)
         return 1
 
 

@@ -32,6 +32,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.config import CredentialLookup, Handshake, ServerSpec, resolve_env, resolve_headers, resolved_secrets
+from knime_mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.errors import (
     McpToolError,
     OutcomeUnknownError,
@@ -49,15 +50,7 @@ from knime_mcp.errors import (
 from knime_mcp.results import ToolResult
 from knime_mcp.seal import seal_spec
 from knime_mcp.tool import MCPTool
-from knime_mcp.transports import (
-    CALL_KEY,
-    FALLBACK_STATUSES,
-    ConcreteTransport,
-    Diagnostics,
-    HttpPool,
-    candidate_transports,
-    open_transport,
-)
+from knime_mcp.transports import FALLBACK_STATUSES, ConcreteTransport, HttpPool, candidate_transports, open_transport
 from knime_mcp.urlguard import PinnedHost
 
 if TYPE_CHECKING:
@@ -235,15 +228,21 @@ class McpClient:
                 raise _Refused(diagnostics.http_status) from exc
             raise error from exc
 
+    def _malformed_error(self, diagnostics: Diagnostics) -> ServerConnectError | None:
+        """The error for a handshake that failed after the server sent frames that are not MCP, else None."""
+        if not diagnostics.malformed:
+            return None
+        return ServerConnectError(
+            f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
+            server=self.server,
+            hint="A stdio server must write only JSON-RPC to stdout (logs belong on stderr); "
+            "check the command and the transport setting.",
+        )
+
     def _timeout_error(self, diagnostics: Diagnostics) -> ServerConnectError:
         diagnostics.close()
-        if diagnostics.malformed:
-            return ServerConnectError(
-                f"The server sent messages that are not MCP JSON-RPC ({diagnostics.malformed}).",
-                server=self.server,
-                hint="A stdio server must write only JSON-RPC to stdout (logs belong on stderr); "
-                "check the command and the transport setting.",
-            )
+        if (malformed := self._malformed_error(diagnostics)) is not None:
+            return malformed
         return ServerConnectError(
             f"No MCP handshake within the connect timeout of {self.spec.timeouts.connect:g} s.",
             server=self.server,
@@ -267,7 +266,9 @@ class McpClient:
 
     def _translated_connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         error = translate(exc, self.server, http_status=diagnostics.http_status, challenge=diagnostics.challenge)
-        if isinstance(error, ToolError):
+        if not isinstance(error, ServerAuthError) and (malformed := self._malformed_error(diagnostics)) is not None:
+            error = malformed
+        elif isinstance(error, ToolError):
             error = ServerConnectError(
                 f"The MCP handshake failed: {error.message}",
                 server=self.server,
@@ -299,7 +300,6 @@ class McpClient:
                 read_timeout_seconds=self.spec.timeouts.call,
                 cache=None,
                 client_info=_CLIENT_INFO,
-                message_handler=diagnostics.record_message,
             ) as client:
                 _keep_mismatched_results(client.session)
                 self._handshake = "initialize" if client.session.initialize_result is not None else "discover"
@@ -339,8 +339,7 @@ class McpClient:
         try:
             result = await self._send(send, what=what, repeatable=repeatable)
         except ServerConnectError as exc:
-            if not isinstance(exc, ServerBusyError):
-                self._circuit.failed(exc)
+            self._circuit.failed(exc)
             raise
         self._circuit.succeeded()
         return result
@@ -355,12 +354,23 @@ class McpClient:
             with translate_errors(self.server):
                 return await send(session)
         except SessionLostError as lost:
-            fresh = await self._replace(session)
-            if not repeatable and not isinstance(lost, SessionExpiredError):
-                raise OutcomeUnknownError(
-                    f"The session was lost during {what}; it may or may not have run.",
-                    server=self.server,
-                    hint="A new session is open; check the tool's effect before calling it again.",
+            sent = not isinstance(lost, SessionExpiredError)
+            try:
+                fresh = await self._replace(session)
+            except ServerConnectError as failed:
+                if not sent:
+                    raise
+                # The request went out before the server went away: "could not connect" alone would say it never ran.
+                reason = failed.message.rstrip(".")
+                if repeatable:
+                    message = f"The session was lost during {what}, and reconnecting failed ({reason})."
+                    raise SessionLostError(message, server=self.server, hint=failed.hint) from failed
+                self._circuit.failed(failed)
+                hint = f"Reconnecting failed too ({reason}); check the tool's effect once the server is back."
+                raise _outcome_unknown(what, self.server, hint) from failed
+            if sent and not repeatable:
+                raise _outcome_unknown(
+                    what, self.server, "A new session is open; check the tool's effect before calling it again."
                 ) from lost
             with translate_errors(self.server):
                 return await send(fresh)
@@ -369,9 +379,12 @@ class McpClient:
         """Every tool of the server, following pagination cursors to the end.
 
         The tools carry the spec sealed (:mod:`knime_mcp.seal`): whoever made this client chose the server, so agents
-        and callers on this machine may later connect to it as it is.
+        and callers on this machine may later connect to it as it is. A client pinned to a checked address serves a
+        server from data, whose tools stay unsealed so that later runs check it again.
         """
-        listed = seal_spec(replace(self.spec, handshake=self._handshake))
+        listed = replace(self.spec, handshake=self._handshake)
+        if self._pin is None:
+            listed = seal_spec(listed)
 
         async def walk(session: _Session) -> list[MCPTool]:
             tools: list[MCPTool] = []
@@ -508,6 +521,13 @@ def _transport_ended(session: _Session, exc: MCPError) -> bool:
     return exc.error.code == CONNECTION_CLOSED and session.diagnostics.ended
 
 
+def _outcome_unknown(what: str, server: str, hint: str) -> OutcomeUnknownError:
+    """A request that reached the server before its session was lost: it may have run, so it is never called a
+    connection failure."""
+    message = f"The session was lost during {what}; it may or may not have run."
+    return OutcomeUnknownError(message, server=server, hint=hint)
+
+
 def _busy(status: int) -> bool:
     return status == 429 or status >= 500
 
@@ -532,4 +552,4 @@ class _Refused(Exception):
         self.status = status
 
 
-_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.2.0")
+_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.3.0")

@@ -1,8 +1,11 @@
 """How to reach an MCP server: a frozen, JSON-round-tripping description that never holds a secret.
 
-Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference. They are
-resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`, which the client calls (the transport
-layer only receives the values); a missing variable or credential fails fast with a :class:`ConfigError` naming it.
+Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference; a header or
+stdio environment entry holding a secret written out is refused (:func:`literal_secret_headers`,
+:func:`literal_secret_env`). They are resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`,
+which the client calls (the transport layer only receives the values); a missing variable or credential, or one
+whose value a header cannot carry (a CR, LF, NUL or other control character), fails fast with a
+:class:`ConfigError` naming it, never its value.
 
     spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
     ServerSpec.from_json(spec.to_json()) == spec
@@ -107,14 +110,45 @@ class AuthRef:
             raise ConfigError("Authentication 'header' needs a header name, e.g. X-API-Key.")
 
 
-_CREDENTIAL_HEADER = re.compile(r"authorization|cookie|token|secret|password|api[-_]?key|auth", re.IGNORECASE)
-"""Header names whose values are credentials."""
+_CREDENTIAL_HEADER = re.compile(
+    r"authorization|cookie|token|secret|passw|api[-_]?key|auth|credential|session|signature|(?:^|[-_])key$"
+    r"|(?:^|[-_])(?:access|private|client|subscription)[-_]?key",
+    re.IGNORECASE,
+)
+"""Header names whose values are credentials (``X-Access-Key``, ``Private-Token``, ``X-Goog-Api-Key``, …)."""
+
+_CREDENTIAL_VALUE = re.compile(
+    r"(?:bearer|basic|token|digest|negotiate|ntlm|bot|aws4-hmac-sha256)\s+\S"
+    r"|(?:sk|pk|rk)-[\w-]{16,}|gh[pousr]_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abpr]-[\w-]{10,}"
+    r"|A[KS]IA[0-9A-Z]{16}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.",
+    re.IGNORECASE,
+)
+"""Header values that are plainly credentials whatever the header's name: an authorization scheme with its
+credentials, or a token in a well-known vendor format (OpenAI, GitHub, GitLab, Slack, AWS, a JWT)."""
+
+_CREDENTIAL_ENV = re.compile(
+    r"(?:^|_)(?:token|secret|passphrase|key|apikey|credentials?|auth|cookie|session)s?(?:$|_)|passw(?:or)?d",
+    re.IGNORECASE,
+)
+"""Environment variable names whose values are credentials: ``API_KEY``, ``GITHUB_TOKEN``,
+``AWS_SECRET_ACCESS_KEY``, ``PGPASSWORD``."""
 
 
 def literal_secret_headers(headers: Mapping[str, str]) -> list[str]:
-    """The credential headers whose value is written out instead of referenced as ``${VAR}``: a secret kept in
-    settings, tables and command lines."""
-    return [name for name, value in headers.items() if _CREDENTIAL_HEADER.search(name) and "${" not in value]
+    """The headers holding a secret written out instead of referenced as ``${VAR}`` (a secret that would be kept in
+    settings, tables and command lines): a credential header without a reference, or a value that is plainly a
+    credential whatever the header's name."""
+    return [
+        name
+        for name, value in headers.items()
+        if not _ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or _CREDENTIAL_VALUE.match(value.strip()))
+    ]
+
+
+def literal_secret_env(env: Mapping[str, str]) -> list[str]:
+    """The stdio environment entries whose name marks a credential and whose value is written out instead of
+    referenced as ``${VAR}``; empty values are no secret."""
+    return [name for name, text in env.items() if text and not _ENV_REF.search(text) and _CREDENTIAL_ENV.search(name)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +207,13 @@ class ServerSpec:
             raise ConfigError(
                 f"The header {literal[0]!r} holds a literal secret, which would be kept in settings and tables.",
                 hint="Use the Authentication setting with a credential, or reference the secret as ${VARIABLE}.",
+            )
+        if literal := literal_secret_env(self.env):
+            raise ConfigError(
+                f"The environment variable {literal[0]!r} holds a literal secret, which would be kept in settings "
+                "and tables.",
+                hint=f"Write {literal[0]}=${{VARIABLE}} and set VARIABLE in the environment KNIME (or this command) "
+                "runs in.",
             )
         if self.handshake not in (None, *get_args(Handshake)):
             raise ConfigError(
@@ -261,8 +302,35 @@ def _compact_json(data: Mapping[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
-def expand_env(value: str, *, server: str | None = None) -> str:
-    """Replace every ``${VAR}`` in ``value``; a missing variable is a ConfigError naming it."""
+_CHARACTER_NAMES = {"\r": "a carriage return (CR)", "\n": "a line feed (LF)", "\0": "a NUL character"}
+
+_FIX_HINT = (
+    "Remove the character from the variable, credential or setting; a secret copied from a file often keeps the "
+    "file's final line break."
+)
+
+
+def _character(char: str) -> str:
+    if char in _CHARACTER_NAMES:
+        return _CHARACTER_NAMES[char]
+    return "a control character" if char < " " or char == "\x7f" else "a non-ASCII character"
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be sent in an HTTP header (RFC 9110 field values, as h11 enforces them): only printable
+    ASCII and tabs, no white space at either end. Checked before sending, because the HTTP library's own error quotes
+    the whole value, secret and all."""
+    for index, char in enumerate(value):
+        if char != "\t" and not " " <= char <= "~":
+            return f"{'ends in' if index == len(value) - 1 else 'holds'} {_character(char)}"
+    if value != value.strip(" \t"):
+        return "starts or ends with white space"
+    return None
+
+
+def expand_env(value: str, *, server: str | None = None, header: bool = False) -> str:
+    """Replace every ``${VAR}`` in ``value``; a missing variable, or (for a ``header`` value) one holding what an
+    HTTP header cannot, is a ConfigError naming it, never its value."""
 
     def lookup(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -272,7 +340,11 @@ def expand_env(value: str, *, server: str | None = None) -> str:
                 server=server,
                 hint=f"Set {name} in the environment of KNIME or of this command.",
             )
-        return os.environ[name]
+        resolved = os.environ[name]
+        if header and (problem := header_value_problem(resolved)):
+            message = f"Environment variable {name} {problem}, which an HTTP header cannot hold."
+            raise ConfigError(message, server=server, hint=_FIX_HINT)
+        return resolved
 
     return _ENV_REF.sub(lookup, value)
 
@@ -298,17 +370,26 @@ def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tupl
 
 
 def _secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
-    """The ``(username, secret)`` pair of an auth reference, resolved now."""
+    """The ``(username, secret)`` pair of an auth reference, resolved now. A bearer token or header secret goes
+    into a header as it is, so it is checked for what a header cannot carry; a basic one is base64-encoded first."""
+    header = auth.kind != "basic"
     if auth.credential is not None:
-        return _credential(auth.credential, lookup, server)
+        username, password = _credential(auth.credential, lookup, server)
+        if header and (problem := header_value_problem(password)):
+            raise ConfigError(
+                f"The password of credential {auth.credential!r} {problem}, which an HTTP header cannot hold.",
+                server=server,
+                hint=_FIX_HINT,
+            )
+        return username, password
     username = expand_env(auth.username or "", server=server)
-    return username, expand_env(auth.secret or "", server=server)
+    return username, expand_env(auth.secret or "", server=server, header=header)
 
 
 def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = None) -> dict[str, str]:
     """The HTTP headers to send, with references resolved; the result must never be logged."""
     server = spec.display_name
-    headers = {name: expand_env(value, server=server) for name, value in spec.headers.items()}
+    headers = {name: _header_value(name, value, server) for name, value in spec.headers.items()}
     auth = spec.auth
     if auth.kind == "none":
         return headers
@@ -324,6 +405,15 @@ def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = Non
     return headers
 
 
+def _header_value(name: str, value: str, server: str) -> str:
+    """One extra header's value with its references resolved and checked; the error names the header or the
+    variable, never the value."""
+    resolved = expand_env(value, server=server, header=True)
+    if problem := header_value_problem(resolved):
+        raise ConfigError(f"The value of header {name!r} {problem}, which HTTP forbids.", server=server, hint=_FIX_HINT)
+    return resolved
+
+
 def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = None) -> frozenset[str]:
     """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers and environment holds,
     and its authentication's secret (and basic token), so that text relayed from the server can be masked. Values
@@ -337,5 +427,15 @@ def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = No
 
 
 def resolve_env(spec: ServerSpec) -> dict[str, str]:
-    """The extra environment of a stdio server, with references resolved."""
-    return {name: expand_env(value, server=spec.display_name) for name, value in spec.env.items()}
+    """The extra environment of a stdio server, with references resolved and checked: the operating system would
+    refuse a NUL with an error that names neither the entry nor the server."""
+    server = spec.display_name
+    env = {name: expand_env(value, server=server) for name, value in spec.env.items()}
+    if nul := [name for name, value in env.items() if "\0" in value]:
+        # Only settings can carry a NUL (an operating system's environment cannot), so the entry is named.
+        raise ConfigError(
+            f"The environment entry {nul[0]!r} holds a NUL character, which a process environment cannot hold.",
+            server=server,
+            hint=_FIX_HINT,
+        )
+    return env

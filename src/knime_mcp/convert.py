@@ -18,9 +18,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from knime_mcp.redaction import HIDDEN_VALUE, is_secret_key
 from knime_mcp.schema import resolve_local_ref
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "ConversionError",
     "declared_properties",
     "is_missing",
@@ -31,6 +33,9 @@ __all__ = [
 ]
 
 _MAX_SCHEMA_DEPTH = 16
+MAX_JSON_DEPTH = 100
+"""Levels of objects and arrays JSON text in a cell may nest; real arguments use a handful. Deeper values would
+exhaust the Python stack further on (checking, redacting, sending), stopping the whole run instead of failing a row."""
 _TRUE = frozenset({"true", "yes", "1"})
 _FALSE = frozenset({"false", "no", "0"})
 
@@ -205,6 +210,8 @@ def _plain(value: Any) -> Any:
             return value.isoformat()
         case bytes():
             raise ConversionError("binary values cannot be sent as JSON")
+        case float() if not math.isfinite(value):
+            raise ConversionError(f"expected a finite number, got {_show(value)}")  # JSON has none; it would be null
         case _:
             return value
 
@@ -288,14 +295,45 @@ def _to_string(value: Any, schema: Any, root: Any) -> str:
 
 
 def _parsed(value: str, kind: type, name: str) -> Any:
-    """JSON text in a string cell: an object or array exactly as written (the schema judges it later)."""
+    """JSON text in a string cell: an object or array exactly as written (the schema judges it later).
+
+    ``NaN`` and ``Infinity``, which Python's parser takes but JSON has no value for, are refused rather than sent as
+    null; so is nesting deeper than :data:`MAX_JSON_DEPTH`."""
     try:
-        parsed = json.loads(value)
+        parsed = json.loads(value, parse_constant=_no_constant)
+        too_deep = _deeper_than(parsed, MAX_JSON_DEPTH)
     except json.JSONDecodeError as exc:
         raise ConversionError(f"expected {name}, got text that is not JSON ({exc.msg}): {_show(value)}") from None
+    except _NonFinite as exc:
+        raise ConversionError(f"expected {name}, got text with {exc}, which is not a JSON number") from None
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        raise ConversionError(f"expected {name}, got JSON text nested deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(parsed, kind):
         raise ConversionError(f"expected {name}, got JSON {_NAMES.get(_kind_of(parsed) or '', 'value')}")
     return parsed
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether objects and arrays nest more than ``limit`` levels in ``value``; level by level, not recursively."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            if isinstance(node, dict | list)
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+    return any(isinstance(node, dict | list) for node in level)
+
+
+class _NonFinite(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in JSON text."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NonFinite(name)
 
 
 def _to_array(value: Any, schema: Any, root: Any) -> list[Any]:
@@ -322,7 +360,7 @@ def _to_object(value: Any, schema: Any, root: Any) -> dict[str, Any]:
                 try:
                     converted[str(key)] = to_json(item, property_schema(schema, str(key), root), root)
                 except ConversionError as exc:
-                    raise ConversionError(f"field {key!r}: {exc}") from None
+                    raise ConversionError(f"field {key!r}: {HIDDEN_VALUE if is_secret_key(key) else exc}") from None
             return converted
         case str():
             return _parsed(value, dict, "a JSON object text")

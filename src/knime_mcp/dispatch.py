@@ -12,23 +12,24 @@ policy (the agent's and the Tool Caller's "fail" setting), decided in one place:
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from knime_mcp.errors import (
-    MASK,
+    CircuitOpenError,
     McpToolError,
     OutcomeUnknownError,
     ServerAuthError,
+    ServerBusyError,
     ServerConnectError,
     ToolCallError,
     ToolError,
     ToolTimeoutError,
 )
 from knime_mcp.policy import ToolPolicy, task_refusal
+from knime_mcp.redaction import redact
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
 from knime_mcp.tool import MCPTool
@@ -43,18 +44,6 @@ __all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool",
 CallStatus = Literal[
     "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed"
 ]
-
-_SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
-
-
-def redact(value: Any) -> Any:
-    """A copy of call arguments with the values of secret-looking keys replaced, for logs and tables."""
-    if isinstance(value, Mapping):
-        return {k: MASK if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
-
 
 @dataclass(frozen=True, kw_only=True)
 class LocalTool:
@@ -83,17 +72,15 @@ class RetryPolicy:
 
     max_wait: float = 10.0
 
-    max_retry_after: float = 60.0
-    """The longest Retry-After a server may ask for; a longer one is not waited for."""
-
     def wait(self, state: RetryCallState) -> float:
-        """Exponential backoff with jitter, or the server's Retry-After when it asks for longer."""
+        """Exponential backoff with jitter, or the server's Retry-After when it asks for longer (at most
+        :data:`~knime_mcp.errors.MAX_RETRY_AFTER_SECONDS`: :func:`_retryable` retries no call asked to wait longer)."""
         from tenacity import wait_random_exponential
 
         backoff = wait_random_exponential(multiplier=self.initial_wait, max=self.max_wait)(state)
         error = state.outcome.exception() if state.outcome else None
         retry_after = getattr(error, "retry_after", None)
-        return max(backoff, min(retry_after, self.max_retry_after)) if retry_after is not None else backoff
+        return max(backoff, retry_after) if retry_after is not None else backoff
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,9 +137,13 @@ def _status(error: McpToolError) -> CallStatus:
 
 def _retryable(error: BaseException) -> bool:
     """Transient failures only: a timeout, a refused or lost connection (also one that cut a call off, which only
-    safe-to-repeat tools are retried after), 429 or 5xx; never a bad setting."""
-    transient = ToolTimeoutError | ServerConnectError | OutcomeUnknownError
-    return isinstance(error, transient) and not isinstance(error, ServerAuthError)
+    safe-to-repeat tools are retried after), 429 or 5xx unless the server asked to wait longer than knime-mcp waits;
+    never a bad setting, nor a call the circuit breaker did not make."""
+    if isinstance(error, ServerAuthError | CircuitOpenError):
+        return False
+    if isinstance(error, ServerBusyError) and error.too_long_to_wait:
+        return False
+    return isinstance(error, ToolTimeoutError | ServerConnectError | OutcomeUnknownError)
 
 
 class Dispatcher:

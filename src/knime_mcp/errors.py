@@ -9,6 +9,7 @@
     ├── ServerConnectError       exit code 3 (refused, unknown host, not an MCP server, timeout, died)
     │   ├── ServerAuthError      exit code 3 (401/403)
     │   ├── ServerBusyError      exit code 3 (429 or 5xx on a request; may carry Retry-After)
+    │   ├── CircuitOpenError     exit code 3 (the circuit breaker fails the server's calls fast; not retried)
     │   └── SessionLostError     exit code 3 (an open session ended: the server restarted or crashed)
     │       └── SessionExpiredError  (the session was gone before the request reached it: it never ran)
     ├── ServerProtocolError      exit code 3 (the server answered, but its reply breaks the MCP schema; not a dead
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import ssl
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import ClassVar
@@ -33,7 +35,9 @@ from typing import ClassVar
 __all__ = [
     "CancelledByUser",
     "ChatModelError",
+    "CircuitOpenError",
     "ConfigError",
+    "MAX_RETRY_AFTER_SECONDS",
     "IterationLimitError",
     "McpToolError",
     "OutcomeUnknownError",
@@ -106,18 +110,43 @@ class ServerAuthError(ServerConnectError):
     pass
 
 
+MAX_RETRY_AFTER_SECONDS = 30.0
+"""The longest ``Retry-After`` knime-mcp waits for before a retry. A server asking for longer (an hour is common) is
+not retried at all: that call fails at once saying when the server wants to be called again, and the circuit breaker
+fails the server's other calls fast until then, instead of each costing the wait."""
+
+
 class ServerBusyError(ServerConnectError):
-    """The server refused a request with 429 or a 5xx status; safe-to-repeat calls are retried."""
+    """The server refused a request with 429 or a 5xx status; safe-to-repeat calls are retried, unless it asked to
+    wait longer than :data:`MAX_RETRY_AFTER_SECONDS`."""
 
     def __init__(self, status: int, retry_after: float | None, *, server: str | None = None) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        if self.too_long_to_wait:
+            back = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + (retry_after or 0.0)))
+            super().__init__(
+                f"The server answered HTTP {status}; it asked to retry after {retry_after:g} s (at {back}), longer "
+                f"than knime-mcp waits ({MAX_RETRY_AFTER_SECONDS:g} s), so the call was not retried.",
+                server=server,
+                hint="Run again after that time; until then every call to this server fails at once.",
+            )
+            return
         wait = f"; it asked to retry after {retry_after:g} s" if retry_after is not None else ""
         super().__init__(
             f"The server answered HTTP {status}{wait}.",
             server=server,
             hint="The server is overloaded or failing; read-only and idempotent tools are retried, others are not.",
         )
-        self.status = status
-        self.retry_after = retry_after
+
+    @property
+    def too_long_to_wait(self) -> bool:
+        """Whether the server asked for a longer wait than knime-mcp gives it."""
+        return self.retry_after is not None and self.retry_after > MAX_RETRY_AFTER_SECONDS
+
+
+class CircuitOpenError(ServerConnectError):
+    """A call not made: the circuit breaker leaves a failing server alone for a while. Retrying it would only wait."""
 
 
 class SessionLostError(ServerConnectError):
@@ -203,7 +232,8 @@ def _from_status(status: int, server: str, challenge: str | None = None) -> McpT
 
 
 _TOO_LARGE = "byte limit"
-"""In the SDK's error for a reply larger than the transport's limit ("Server-sent event exceeded the N byte limit")."""
+"""In the SDK's error for a reply larger than the transport's limit ("Server-sent event exceeded the N byte limit"),
+and in the parse error for a JSON body that exceeded it ("The response exceeded the N byte limit")."""
 
 
 MASK = "***"
@@ -267,7 +297,10 @@ def translate(
         case httpx2.ConnectError():
             return ServerConnectError(f"Could not connect: {leaf}.", server=server, hint=_CONNECT_HINT)
         case httpx2.TransportError():
-            return ServerConnectError(f"The connection failed: {leaf}.", server=server, hint=_CONNECT_HINT)
+            # httpx2 leaves some of these without a message ("peer closed connection" has one, ReadError not)
+            return ServerConnectError(
+                f"The connection failed: {leaf or type(leaf).__name__}.", server=server, hint=_CONNECT_HINT
+            )
         case ssl.SSLError():
             return ServerConnectError(f"TLS failed: {leaf}.", server=server, hint="Check the server's certificate.")
         case FileNotFoundError() | PermissionError():
@@ -278,7 +311,7 @@ def translate(
             )
         case OSError() if leaf.errno in (errno.ECONNREFUSED, errno.ECONNRESET, errno.EPIPE):
             return ServerConnectError(f"The connection failed: {leaf.strerror}.", server=server, hint=_CONNECT_HINT)
-        case MCPError() if leaf.error.code == CONNECTION_CLOSED and _TOO_LARGE in leaf.error.message:
+        case MCPError() if leaf.error.code in (CONNECTION_CLOSED, PARSE_ERROR) and _TOO_LARGE in leaf.error.message:
             return ToolCallError(
                 f"The server's reply is larger than knime-mcp reads in one message: the tool ran, but its result "
                 f"is lost ({_first_line(leaf.error.message)}).",

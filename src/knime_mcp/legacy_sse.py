@@ -19,7 +19,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, ErrorData, JSONRPCError, RequestId
 
-__all__ = ["EventLimit", "RefusalAnswer", "answering_refusals", "bounded_events"]
+__all__ = ["EventLimit", "RefusalAnswer", "answering_refusals", "bounded_events", "reply_id"]
 
 RefusalAnswer = Callable[[RequestId, int | None], Awaitable[None]]
 """Answers the request with this id, whose POST the server refused with this HTTP status, or whose connection broke
@@ -29,10 +29,19 @@ _EDGE = 256
 """How much of an event's start and end is kept to find the id of the request it answers."""
 
 _ID = r'(?P<id>-?\d+|"(?:[^"\\]|\\.)*")'
-_LEADING_ID = re.compile(r'data:\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID)
+_REPLY_START = r'\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID
+_LEADING_ID = re.compile(r"data:\s*" + _REPLY_START)
+_LINE_START_ID = re.compile(r"\s*" + _REPLY_START)
 _TRAILING_ID = re.compile(r'[,{]\s*"id"\s*:\s*' + _ID + r"\s*\}\s*$")
 """The top-level id of a JSON-RPC reply stands first (Python servers) or last (TypeScript servers); an id inside the
 result is never right after the opening brace nor right before the closing one."""
+
+
+def reply_id(text: str) -> RequestId | None:
+    """The id of the JSON-RPC reply ``text`` holds, found without parsing it: it may be cut off, or nested too deeply
+    to parse."""
+    found = _LINE_START_ID.match(text) or _TRAILING_ID.search(text[-_EDGE:].rstrip())
+    return json.loads(found["id"]) if found else None
 
 
 class EventLimit:

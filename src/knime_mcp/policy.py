@@ -38,15 +38,20 @@ _ASK = "ask the workflow builder to"
 class ToolPolicy:
     """Allow-list, deny-list and destructive-tool rule; the default blocks destructive tools only.
 
+    Both lists match tool names ignoring case: a server may name its tool ``Delete_File`` as well as
+    ``delete_file``, and a deny-list ``delete_.*`` must block both.
+
     policy = ToolPolicy(allow="get_.*|search", destructive="read_only")
     policy.check(tool)  # "tool 'delete_record' is not annotated read-only and ..."
     """
 
     allow: str | None = None
-    """A regular expression; when set, a tool may be called only if it matches the tool's whole name."""
+    """A regular expression; when set, a tool may be called only if it matches the tool's whole name (ignoring
+    case)."""
 
     deny: str | None = None
-    """A regular expression; a tool whose name it matches anywhere is blocked, even when the allow-list admits it."""
+    """A regular expression; a tool whose name it matches anywhere (ignoring case) is blocked, even when the
+    allow-list admits it."""
 
     destructive: DestructiveMode = "block"
     """What to do with tools that may change or delete data, judged by their MCP annotations."""
@@ -64,8 +69,8 @@ class ToolPolicy:
                 f"Unknown destructive-tool policy {self.destructive!r}; use one of "
                 f"{', '.join(get_args(DestructiveMode))}."
             )
-        object.__setattr__(self, "_allow", compile_name_pattern(self.allow, "tool allow-list"))
-        object.__setattr__(self, "_deny", compile_name_pattern(self.deny, "tool deny-list"))
+        object.__setattr__(self, "_allow", _ignoring_case(compile_name_pattern(self.allow, "tool allow-list")))
+        object.__setattr__(self, "_deny", _ignoring_case(compile_name_pattern(self.deny, "tool deny-list")))
 
     def check(self, tool: MCPTool) -> str | None:
         """Why ``tool`` must not be called, in words for the model; ``None`` when it may be called.
@@ -125,6 +130,11 @@ class ToolPolicy:
         if self.destructive != "block":
             return []
         return [tool.name for tool in allowed if not tool.annotations.annotated]
+
+
+def _ignoring_case(pattern: re.Pattern[str] | None) -> re.Pattern[str] | None:
+    """``pattern`` matching without regard to case; a policy must not be dodged by a capital letter."""
+    return None if pattern is None else re.compile(pattern.pattern, re.IGNORECASE)
 
 
 @dataclass(frozen=True, kw_only=True)

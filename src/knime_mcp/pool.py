@@ -17,14 +17,18 @@ from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import McpToolError
 from knime_mcp.seal import is_sealed_here
 from knime_mcp.transports import HttpPool
-from knime_mcp.urlguard import PinnedHost, check_server
+from knime_mcp.urlguard import check_server
 
 __all__ = ["UNSEALED_HINT", "ClientPool"]
 
+_Key = tuple[ServerSpec, bool]
+"""A server and whether it is trusted as it is (sealed here, or the pool trusts every server)."""
+
 UNSEALED_HINT = (
-    "These tools were not listed by an MCP Tool Provider on this machine (the table was edited, read from a file or "
-    "made elsewhere). If you trust it, run the provider again here, or trust every server in the tools table "
-    "(the node setting, or trust_all_servers in Python)."
+    "These tools were not listed by an MCP Tool Provider on this machine (the table was edited, read from a file, "
+    "made elsewhere, listed from an address that came from data, or written by an earlier knime-mcp whose seal "
+    "covered the server only). If you trust it, run the provider again here, or trust every server in the tools "
+    "table (the node setting, or trust_all_servers in Python)."
 )
 
 
@@ -55,9 +59,9 @@ class ClientPool:
         self._check_unsealed = check_unsealed
         self._max_concurrency = max_concurrency
         self._breaker = breaker
-        self._clients: dict[ServerSpec, McpClient] = {}
-        self._circuits: dict[ServerSpec, Circuit] = {}
-        self._locks: dict[ServerSpec, anyio.Lock] = {}
+        self._clients: dict[_Key, McpClient] = {}
+        self._circuits: dict[_Key, Circuit] = {}
+        self._locks: dict[_Key, anyio.Lock] = {}
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
         self._http: HttpPool | None = None
@@ -79,12 +83,15 @@ class ClientPool:
         """The open client for ``spec``, connecting on the first request."""
         if self._task_group is None or self._http is None:
             raise RuntimeError("Open the ClientPool with 'async with' before using it.")
-        if (client := self._clients.get(spec)) is not None:
+        # A server from data gets a session of its own even when a sealed tool of the same server has one: a tool
+        # whose seal no longer fits (edited annotations) must pass the checks whichever tool connects first.
+        key = (spec, not self._check_unsealed or is_sealed_here(spec))
+        if (client := self._clients.get(key)) is not None:
             return client
-        async with self._locks.setdefault(spec, anyio.Lock()):
-            if spec in self._clients:
-                return self._clients[spec]
-            circuit = self._circuits.setdefault(spec, Circuit(self._breaker))
+        async with self._locks.setdefault(key, anyio.Lock()):
+            if key in self._clients:
+                return self._clients[key]
+            circuit = self._circuits.setdefault(key, Circuit(self._breaker))
             circuit.check()
             try:
                 client = McpClient(
@@ -92,19 +99,13 @@ class ClientPool:
                     credentials=self._credentials,
                     max_concurrency=self._max_concurrency,
                     breaker=self._breaker,
-                    pin=await self._check(spec),
+                    pin=None if key[1] else await check_server(spec, hint=UNSEALED_HINT),
                 )
                 await client.open_in(self._task_group, self._http)
             except McpToolError as exc:
                 circuit.failed(exc)
                 raise
-            self._circuits.pop(spec)
-            self._clients[spec] = client
+            self._circuits.pop(key)
+            self._clients[key] = client
             return client
-
-    async def _check(self, spec: ServerSpec) -> PinnedHost | None:
-        """The checked address of a server from data; None for a sealed spec, or when the pool trusts every spec."""
-        if not self._check_unsealed or is_sealed_here(spec):
-            return None
-        return await check_server(spec, hint=UNSEALED_HINT)
 

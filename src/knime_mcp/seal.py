@@ -26,7 +26,7 @@ from pathlib import Path
 
 from knime_mcp.config import ServerSpec
 
-__all__ = ["KEY_FILE_ENV", "is_sealed_here", "key_file", "seal_spec"]
+__all__ = ["KEY_FILE_ENV", "is_sealed_here", "key_file", "seal_spec", "tool_seal", "tool_seal_fits"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,24 +37,56 @@ _KEY_BYTES = 32
 
 
 def key_file() -> Path:
-    return Path(os.environ.get(KEY_FILE_ENV) or Path.home() / ".knime-mcp" / "seal.key")
+    return _key_file(os.environ.get(KEY_FILE_ENV), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=4)
+def _key_file(setting: str | None, home: str | None) -> Path:
+    """Cached by what decides it: a table of thousands of tools checks a seal per tool."""
+    return Path(setting or Path.home() / ".knime-mcp" / "seal.key")
 
 
 def seal_spec(spec: ServerSpec) -> ServerSpec:
     """``spec`` with this machine's seal; without a usable key it stays unsealed (its tools then count as data)."""
     key = _key(key_file())
-    return dataclasses.replace(spec, seal=None if key is None else _mac(key, spec))
+    return dataclasses.replace(spec, seal=None if key is None else _mac(key, spec.identity))
 
 
 def is_sealed_here(spec: ServerSpec) -> bool:
-    if spec.seal is None:
+    return _fits(spec.seal, spec.identity)
+
+
+def tool_seal(spec: ServerSpec, facts: str) -> str | None:
+    """The seal a table keeps for one tool of ``spec``: it covers the server and ``facts``, the tool's fields that
+    the tool policy reads (:attr:`knime_mcp.tool.MCPTool.policy_facts`), so editing either in the table voids it.
+    None unless ``spec`` itself is sealed here: only a tool of a server a person chose is sealed."""
+    key = _key(key_file())
+    if key is None or not is_sealed_here(spec):
+        return None
+    return _mac(key, _tool_message(spec, facts))
+
+
+def tool_seal_fits(spec: ServerSpec, facts: str, seal: str | None) -> bool:
+    """Whether ``seal``, read from a table, is this machine's :func:`tool_seal` of ``spec`` and ``facts``."""
+    return _fits(seal, _tool_message(spec, facts))
+
+
+def _tool_message(spec: ServerSpec, facts: str) -> str:
+    # A server's identity is JSON and cannot hold a bare line break, so no spec and facts pair reads as another.
+    return f"tool\n{spec.identity}\n{facts}"
+
+
+def _fits(seal: object, message: str) -> bool:
+    """Compared as bytes: a seal read from a table may be any text (or no text at all), which must not fit and
+    must not raise either."""
+    if not isinstance(seal, str):
         return False
     key = _key(key_file())
-    return key is not None and hmac.compare_digest(spec.seal, _mac(key, spec))
+    return key is not None and hmac.compare_digest(seal.encode(), _mac(key, message).encode())
 
 
-def _mac(key: bytes, spec: ServerSpec) -> str:
-    return hmac.new(key, spec.identity.encode(), hashlib.sha256).hexdigest()
+def _mac(key: bytes, message: str) -> str:
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
 
 
 @lru_cache(maxsize=4)

@@ -19,10 +19,10 @@ from urllib.parse import SplitResult, urlsplit
 
 import anyio
 
-from knime_mcp.config import ServerSpec
+from knime_mcp.config import _ENV_REF, ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url"]
+__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url", "secrets_asked"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -43,15 +43,45 @@ class PinnedHost:
 
 
 async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
-    """Refuse a server taken from data unless it is an http(s) URL whose every address is public; a command line
-    is never run. ``hint`` tells the user how to allow the server if they trust it."""
-    if not spec.is_url:
+    """Refuse a server taken from data unless it is an http(s) URL whose every address is public and that asks for
+    no secret of this machine; a command line is never run. ``hint`` tells the user how to allow the server if they
+    trust it.
+
+    The spec is judged as it will be used: with transport ``stdio`` even a target that starts like a URL is a
+    command line (as :func:`knime_mcp.transports.candidate_transports` reads it), run with the data's arguments,
+    folder and environment."""
+    if spec.transport == "stdio" or not spec.is_url:
         raise ConfigError(
             "A server command line taken from data was refused: it would start a program on this machine.",
             server=spec.display_name,
             hint=hint,
         )
+    if wanted := secrets_asked(spec):
+        raise ConfigError(
+            f"A server taken from data was refused: it asks for {wanted[0]}, and secrets of this machine are sent "
+            "only to servers a person configured here.",
+            server=spec.display_name,
+            hint=hint,
+        )
     return await check_url(spec.target, hint=hint)
+
+
+def secrets_asked(spec: ServerSpec) -> list[str]:
+    """What of this machine's secrets connecting to ``spec`` would resolve and send, in words: each ``${VAR}`` of
+    its headers and environment, and its authentication (a KNIME credential or a ``${VAR}``)."""
+    references = [*(("header", name, value) for name, value in spec.headers.items()),
+                  *(("environment entry", name, value) for name, value in spec.env.items())]  # fmt: skip
+    asked = [
+        f"the environment variable {variable} in its {kind} {name!r}"
+        for kind, name, value in references
+        for variable in _ENV_REF.findall(value)
+    ]
+    auth = spec.auth
+    if auth.credential is not None:
+        asked.append(f"the KNIME credential {auth.credential!r} ({auth.kind} authentication)")
+    elif auth.kind != "none":
+        asked.append(f"{auth.kind} authentication")
+    return asked
 
 
 async def check_url(url: str, *, hint: str | None = None) -> PinnedHost:

@@ -73,9 +73,11 @@ class MCPToolProvider:
 
     The *MCP Tool* column holds each tool as JSON (a pure-Python extension cannot add a column type), including
     how to reach its server again and a seal that tells agent and caller nodes on this machine that a person chose
-    that server; it never holds a secret. A server address set by a flow variable counts as data: it may only be a
-    public http(s) URL unless you trust the flow variable (advanced setting). Tools left out and parameters dropped
-    by the schema mode are listed in the *Notes* column and in the node's warning.
+    that server; it never holds a secret. The seal also covers the tool's names, annotations and task support, so a
+    tool edited there counts as data. A server address set by a flow variable counts as data: it may only be a public
+    http(s) URL, is sent no credential, header or environment secret, and its tools are not sealed (agent and caller
+    nodes check it again), unless you trust the flow variable (advanced setting). Tools left out and parameters
+    dropped by the schema mode are listed in the *Notes* column and in the node's warning.
 
     *Destructive tools* judges tools by their MCP annotations, with the specification's defaults for a tool that has
     annotations (a tool not annotated read-only counts as destructive unless it says otherwise). Tools whose server

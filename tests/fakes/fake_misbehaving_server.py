@@ -17,7 +17,8 @@ tool ``echo``. Prints `fake misbehaving server listening on http://127.0.0.1:POR
 - ``deep-schema``: one tool whose input schema nests ``depth`` (default 1,000) objects.
 - ``wide-schema``: one tool whose input schema has ``properties`` (default 10,000) properties.
 - ``odd-names``: tools named with spaces, unicode, 500 characters, and names that collide after sanitising.
-- ``trickle``: answers as an SSE stream sent one byte every ``interval`` (default 1) seconds.
+- ``trickle``: answers as an SSE stream sent one byte every ``interval`` (default 1) seconds; a client that closes
+  the stream before its end is recorded (``/seen``) as ``(response stream closed)``.
 - ``schema-breaking``: for the first ``times`` (default 3) matching requests per ``key``, a well-formed JSON-RPC
   result that breaks the MCP schema (``content`` is a string, ``tools`` an object), then correct answers.
 - ``auth-then-400``: a gateway in front of an OAuth-protected server: the first request (per ``key``) gets 401 with a
@@ -225,7 +226,8 @@ async def _misbehave(
         case "schema-breaking":
             await _send(writer, 200, _answer(request, message))
         case "trickle":
-            await _trickle(writer, _answer(request, message), float(request.option("interval", "1")))
+            interval = float(request.option("interval", "1"))
+            await _trickle(writer, _answer(request, message), interval, request.option("key", ""))
             return False
     return True
 
@@ -234,15 +236,20 @@ def _schema_counter(request: _Request) -> str:
     return f"schema-breaking:{request.option('key', '')}"
 
 
-async def _trickle(writer: asyncio.StreamWriter, answer: bytes, interval: float) -> None:
-    """An SSE response, one byte per interval, until done or the client leaves."""
+async def _trickle(writer: asyncio.StreamWriter, answer: bytes, interval: float, key: str) -> None:
+    """An SSE response, one byte per interval, until done or the client leaves, which is recorded as
+    ``(response stream closed)`` for ``key``."""
     writer.write(_head(200, "text/event-stream", None))
-    for byte in b"event: message\ndata: " + answer + b"\n\n":
-        if writer.is_closing():
-            return
-        writer.write(bytes([byte]))
-        await writer.drain()
-        await asyncio.sleep(interval)
+    try:
+        for byte in b"event: message\ndata: " + answer + b"\n\n":
+            if writer.is_closing():
+                raise ConnectionResetError
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(interval)
+    except ConnectionError:
+        _seen.setdefault(key, []).append("(response stream closed)")
+        raise
 
 
 async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -1,0 +1,87 @@
+"""Redaction of secret-looking tool-call arguments, wherever arguments are shown: the tool-call log's columns, the
+errors that quote invalid arguments (the model's tool message, the Tool Caller's *Error* column, the CLI's
+``Error:`` line), and the agent's run as the CLI prints it.
+
+An argument is secret-looking when its key is (``password``, ``api_key``, ``auth_token``, ``session`` …); its whole
+value is masked, nested objects included. Text that quotes arguments (a schema error's ``'hunter2' is not of type
+'integer'``, the raw text of a model's malformed JSON) gets the same treatment: every value :func:`redact` hides is
+masked in it, and so is every ``"key": value`` pair whose key looks secret.
+
+    redact({"user": "ann", "password": "hunter2"})              # {"user": "ann", "password": "***"}
+    redact_text("password: 'hunter2' is too short", arguments)  # "password: *** is too short"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from knime_mcp.errors import MASK, scrub
+
+__all__ = ["HIDDEN_VALUE", "is_secret_key", "redact", "redact_text"]
+
+_SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
+
+_SECRET_PAIR = re.compile(
+    r"""(?P<key>(?P<quote>["']?)[\w-]*(?:pass|secret|token|api[-_]?key|auth|credential|cookie|session)[\w-]*"""
+    r"""(?P=quote)\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|-?\d[\d.eE+-]*)""",
+    re.IGNORECASE,
+)
+"""A ``key: value`` pair with a secret-looking key and a quoted (perhaps cut off) or numeric value, as JSON, Python
+reprs and schema errors write them; an unquoted word after the colon is prose, not a value."""
+
+HIDDEN_VALUE = "its value does not fit (not shown, as it may be a secret)"
+"""What a conversion error says instead of quoting the value of a secret-looking parameter or field."""
+
+_MIN_BARE = 4
+"""Values shorter than this are masked only where quoted: masking a bare ``1`` would garble every number."""
+
+
+def is_secret_key(key: object) -> bool:
+    """Whether an argument or field of this name holds a secret, so that its value is never shown."""
+    return bool(_SECRET_KEY.search(str(key)))
+
+
+def redact(arguments: Any) -> Any:
+    """A copy of call arguments with the values of secret-looking keys replaced by ``***``, for logs, tables and
+    terminals; arguments a model sent as text (malformed JSON) are masked as :func:`redact_text` does."""
+    if isinstance(arguments, str):
+        return redact_text(arguments)
+    return _masked(arguments)
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: MASK if is_secret_key(k) else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
+def redact_text(text: str, arguments: Any = None) -> str:
+    """``text`` with every value :func:`redact` hides from ``arguments`` masked, in any of the ways a message
+    quotes it (as it is, as a Python repr, as JSON), and with every secret-looking ``"key": value`` pair masked."""
+    text = scrub(text, {form for value in _hidden(arguments) for form in _forms(value)})
+    return _SECRET_PAIR.sub(lambda match: match["key"] + MASK, text)
+
+
+def _hidden(value: Any, secret: bool = False) -> Iterator[Any]:
+    """The values, whole and their parts, that sit under a secret-looking key."""
+    if secret:
+        yield value
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _hidden(item, secret or is_secret_key(key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _hidden(item, secret)
+
+
+def _forms(value: Any) -> Iterator[str]:
+    """How messages write ``value``: its repr (as jsonschema does), its JSON, and as it is; forms that are not
+    quoted only when long enough to mask safely."""
+    forms = {repr(value), json.dumps(value, ensure_ascii=False, default=str), str(value)}
+    quoted = isinstance(value, str) and value
+    yield from (form for form in forms if len(form) >= _MIN_BARE or (quoted and form != value))
