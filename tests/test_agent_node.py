@@ -442,3 +442,35 @@ def test_tools_and_conversation_tables_without_rows_or_batches_run_the_model_wit
     assert [m["role"] for m in endpoint.requests[0]["messages"]] == ["system", "user"]
     assert list(conversation.columns) == CONVERSATION and list(conversation["Content"]) == ["Hi", "Hello."]
     assert list(log.columns) == LOG and log.empty
+
+
+# -- OAuth ----------------------------------------------------------------------------------------------------------
+
+
+def test_an_agent_calls_an_oauth_servers_tool_and_signs_in_again_in_the_browser_when_the_sign_in_is_gone(
+    oauth_servers: Any, browser: Any
+) -> None:
+    from knime_mcp.auth import OAuthClient, token_store
+
+    def visits() -> list[str]:
+        return browser.read_text().splitlines() if browser.exists() else []
+
+    # Given the tools of an OAuth server listed by a provider that signed in, whose sign-in was forgotten since
+    tools = _tools_table((oauth_servers.http_url, "", {"kind": "OAUTH"}))
+    token_store(oauth_servers.http_url, OAuthClient()).forget_tokens()
+    # When the agent's model calls the server's tool (browser sign-in on, the default)
+    ctx = ExecuteContext({"llm": ("", API_KEY)})
+    with FakeOpenAIEndpoint([tool_calls(("c1", "echo", {"text": "signed in"})), answer("Done.")]) as endpoint:
+        _, log = _run(_agent("Echo."), ctx, _model_port(endpoint.base_url), tools)
+    # Then the person signed in again, as the progress message said, and the call went through
+    assert list(log["Status"]) == ["ok"] and len(visits()) == 2
+    assert any((message or "").startswith("Waiting for sign-in in the browser: ") for _, message in ctx.progress)
+
+
+def test_agent_settings_saved_by_0_2_0_without_browser_sign_in_load_with_it_on() -> None:
+    saved = json.loads(node_host.save_settings(_agent("Hi")))
+    del saved["model"]["browser_sign_in"]
+    older = json.dumps(saved)
+    assert node_host.validate_settings("AgentPrompter", older, "0.2.0") is None
+    loaded = node_host.load_settings("AgentPrompter", older, "0.2.0")
+    assert loaded.browser_sign_in is True and loaded.user_message == "Hi"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
+from pathlib import Path
 
 import knime.extension as knext
 import pandas as pd
@@ -11,7 +13,9 @@ import pyarrow as pa
 import pytest
 
 import node_host
+from fixtures.oauth_servers import OAuthServers
 from knime_mcp.arrow import tools_to_frame
+from knime_mcp.auth import OAuthClient, token_store
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import CancelledByUser, ToolCallError
 from knime_mcp.sync import SyncMcpClient
@@ -193,3 +197,62 @@ def test_cancel_stops_the_calls_in_flight(demo_stdio_command: list[str]) -> None
     # When the user cancels, Then the node stops instead of waiting for the calls
     with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
         node_host.execute_node(_caller(tool__name="sleep", calls__concurrency=4), ctx, data, tools)
+
+
+# -- OAuth ----------------------------------------------------------------------------------------------------------
+
+
+def _oauth_tools(url: str) -> knext.Table:
+    """What an MCP Tool Provider with OAuth sign-in outputs for ``url``, after the person signed in."""
+    from nodes.provider import MCPToolProvider
+
+    provider = MCPToolProvider()
+    provider.server.server = url
+    provider.auth.kind = "OAUTH"
+    (table,) = node_host.execute_node(provider, ExecuteContext())
+    return node_host.source_table(table.to_pandas())
+
+
+def _browser_visits(browser_log: Path) -> list[str]:
+    return browser_log.read_text().splitlines() if browser_log.exists() else []
+
+
+def test_the_tools_of_an_oauth_server_are_called_with_the_stored_sign_in_without_a_person(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given the tools table of a provider that signed in to an OAuth server
+    tools = _oauth_tools(oauth_servers.http_url)
+    # When the caller calls its tool where nobody can sign in (browser sign-in off)
+    node = _caller(tool__name="echo", calls__browser_sign_in=False)
+    data = knext.Table.from_pandas(pd.DataFrame({"text": ["one", "two"]}))
+    (table,) = node_host.execute_node(node, ExecuteContext(), data, tools)
+    # Then every row was called with the provider's stored sign-in, and nobody was asked to sign in again
+    assert table.to_pandas()["Result"].tolist() == ["one", "two"]
+    assert len(_browser_visits(browser)) == 1
+
+
+def test_when_the_stored_sign_in_is_gone_the_caller_signs_in_again_in_the_browser_unless_switched_off(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given an OAuth server's tools table whose stored sign-in was forgotten since (expired, or signed out)
+    tools = _oauth_tools(oauth_servers.http_url)
+    token_store(oauth_servers.http_url, OAuthClient()).forget_tokens()
+    data = knext.Table.from_pandas(pd.DataFrame({"text": ["hi"]}))
+    # When the caller runs with browser sign-in off, Then it fails at once, saying how to sign in, without a browser
+    with pytest.raises(Exception, match="nobody can sign in"):
+        node_host.execute_node(_caller(tool__name="echo", calls__browser_sign_in=False), ExecuteContext(), data, tools)
+    assert len(_browser_visits(browser)) == 1
+    # When it runs with browser sign-in on (the default), Then the person signs in again, as the progress message says
+    ctx = ExecuteContext()
+    (table,) = node_host.execute_node(_caller(tool__name="echo"), ctx, data, tools)
+    assert table.to_pandas()["Result"].tolist() == ["hi"] and len(_browser_visits(browser)) == 2
+    assert any((message or "").startswith("Waiting for sign-in in the browser: ") for _, message in ctx.progress)
+
+
+def test_caller_settings_saved_by_0_2_0_without_browser_sign_in_load_with_it_on() -> None:
+    saved = json.loads(node_host.save_settings(_caller(tool__name="echo")))
+    del saved["model"]["calls"]["browser_sign_in"]
+    older = json.dumps(saved)
+    assert node_host.validate_settings("MCPToolCaller", older, "0.2.0") is None
+    loaded = node_host.load_settings("MCPToolCaller", older, "0.2.0")
+    assert loaded.calls.browser_sign_in is True and loaded.tool.name == "echo"

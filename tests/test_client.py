@@ -225,7 +225,7 @@ async def test_auto_transport_reports_an_oauth_server_as_asking_for_sign_in(oaut
     with pytest.raises(ServerAuthError, match="sign-in with OAuth") as caught:
         async with McpClient(ServerSpec(target=oauth_server_url)):
             pass
-    assert "not support OAuth" in str(caught.value) and "bearer token credential" in str(caught.value)
+    assert "Set the authentication to OAuth sign-in" in str(caught.value) and "--auth oauth" in str(caught.value)
 
 
 async def test_an_oauth_server_accepts_its_access_token_as_a_bearer_credential(

@@ -48,18 +48,22 @@ CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in
 API_KEY = CREDENTIALS["llm"][1]
 ADVANCED = {
     "MCPToolProvider": {
-        "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive"
+        "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
+        "auth.client_id", "auth.scope", "auth.sign_in_again",
     },
-    "MCPToolCaller": {"calls.retries", "calls.concurrent_writes", "calls.trust_all_servers"},
+    "MCPToolCaller": {"calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in"},
     "ChatModelConnector": {"timeout"},
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
-        "trust_all_servers",
+        "trust_all_servers", "browser_sign_in",
     },
 }  # fmt: skip
 """The settings each dialog shows only under "advanced settings"."""
 SINCE = {
-    "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0", "selection.unannotated_destructive": "0.2.0"
+    "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0",
+    "selection.unannotated_destructive": "0.2.0",
+    "auth.client_id": "0.3.0", "auth.scope": "0.3.0", "auth.sign_in_again": "0.3.0",
+    "calls.browser_sign_in": "0.3.0", "browser_sign_in": "0.3.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 import shlex
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import knime.extension as knext
 import pytest
 
 import node_host
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, OAuthServers
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
-from knime_mcp.errors import ServerConnectError
+from knime_mcp.auth import OAuthClient, signin, token_store
+from knime_mcp.errors import CancelledByUser, ServerConnectError
 from knime_mcp.seal import is_sealed_here
 from node_contexts import ConfigureContext, ExecuteContext
 
@@ -28,7 +33,8 @@ def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
 
     node = extension.MCPToolProvider()
     node.server.server = server
-    for path, value in settings.items():
+    # KNIME sets every parameter from saved settings; here a credential an earlier test chose must not carry over.
+    for path, value in {"auth__credential": "", **settings}.items():
         group, name = path.split("__")
         setattr(getattr(node, group), name, value)
     return node
@@ -209,3 +215,103 @@ def test_the_server_demo_lists_the_bundled_demo_server_started_over_stdio_with_t
     server = tools[0].server
     assert (server.display_name, server.transport) == ("demo", "stdio") and is_sealed_here(server)
     assert shlex.split(server.target)[:3] == [sys.executable, "-m", "knime_mcp.demo_server"]
+
+
+# -- OAuth ----------------------------------------------------------------------------------------------------------
+
+
+def _browser_visits(browser_log: Path) -> list[str]:
+    """The authorization URLs the scripted browser was sent to."""
+    return browser_log.read_text().splitlines() if browser_log.exists() else []
+
+
+def test_oauth_sign_in_opens_the_browser_says_where_and_lists_the_servers_tools(
+    oauth_servers: OAuthServers, browser: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a provider for an MCP server that wants OAuth, and a person at a browser
+    caplog.set_level(logging.WARNING)
+    node = _provider(oauth_servers.http_url, auth__kind="OAUTH")
+    ctx = ExecuteContext()
+    # When it executes
+    (table,) = node_host.execute_node(node, ctx)
+    # Then the person signed in once, the progress message and the log at WARNING said where, and the tools are listed
+    (visit,) = _browser_visits(browser)
+    authorization_server = urlsplit(oauth_servers.issuer).netloc
+    assert f"Waiting for sign-in in the browser: {authorization_server}" in [message for _, message in ctx.progress]
+    assert any(r.levelno == logging.WARNING and visit in r.getMessage() for r in caplog.records)
+    (echo,) = tools_from_frame(table.to_pandas())
+    assert echo.tool_name == "echo" and echo.server.auth.kind == "oauth" and is_sealed_here(echo.server)
+    # And the tokens are kept for the user, outside the workflow's table
+    stored = json.loads(token_store(oauth_servers.http_url, OAuthClient()).path.read_text())
+    assert stored["tokens"]["access_token"] not in table.to_pandas().to_csv()
+
+
+def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given a person who signed in once through the provider
+    node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ExecuteContext())
+    # When the provider runs again, first as it is, then with 'Sign in again'
+    node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ExecuteContext())
+    assert len(_browser_visits(browser)) == 1
+    again = _provider(oauth_servers.http_url, auth__kind="OAUTH", auth__sign_in_again=True)
+    (table,) = node_host.execute_node(again, ExecuteContext())
+    # Then only the run with 'Sign in again' asked the person to sign in once more
+    assert len(_browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == ["echo"]
+
+
+def test_oauth_client_credentials_from_a_knime_credential_need_no_person(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given a provider whose client id and secret are in a KNIME credential, with a scope
+    settings = {"auth__kind": "OAUTH_CLIENT_CREDENTIALS", "auth__credential": "ci", "auth__scope": "mcp:read"}
+    node = _provider(oauth_servers.http_url, **settings)
+    ctx = ExecuteContext({"ci": (CLIENT_ID, CLIENT_SECRET)})
+    # When it executes
+    (table,) = node_host.execute_node(node, ctx)
+    # Then it got a token without a browser, and the table holds the credential's name, never the secret
+    frame = table.to_pandas()
+    assert list(frame["Name"]) == ["echo"] and not _browser_visits(browser)
+    (echo,) = tools_from_frame(frame)
+    assert echo.server.auth.kind == "oauth-client-credentials" and echo.server.auth.scope == "mcp:read"
+    assert CLIENT_SECRET not in frame.to_csv() and not ctx.warnings
+
+
+def test_oauth_client_credentials_without_a_credential_are_an_invalid_setting() -> None:
+    node = _provider("https://mcp.example.com/mcp", auth__kind="OAUTH_CLIENT_CREDENTIALS")
+    with pytest.raises(knext.InvalidParametersError, match="OAuth client credentials need a credential"):
+        node_host.configure_node(node, ConfigureContext())
+
+
+def test_oauth_sign_in_needs_no_credential_but_an_http_server() -> None:
+    # An OAuth sign-in configures without a credential (a public client that registers itself)
+    node_host.configure_node(_provider("https://mcp.example.com/mcp", auth__kind="OAUTH"), ConfigureContext())
+    # But a stdio server cannot use OAuth
+    with pytest.raises(knext.InvalidParametersError, match="OAuth works with http"):
+        node_host.configure_node(_provider("npx -y some-server", auth__kind="OAUTH"), ConfigureContext())
+
+
+def test_cancel_stops_the_wait_for_a_sign_in_that_never_comes_back(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a person who never comes back from the browser
+    monkeypatch.setenv("KNIME_MCP_TEST_BROWSER", "away")
+    monkeypatch.setattr(signin, "SIGN_IN_SECONDS", 60.0)  # a wait that ignored cancel fails the test, not hangs it
+    ctx = ExecuteContext(cancel_when=lambda: any("Waiting for sign-in" in (text or "") for _, text in ctx.progress))
+    # When the node is cancelled while it waits for the sign-in, Then it stops (not after the sign-in's time limit)
+    with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
+        node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ctx)
+
+
+def test_provider_settings_saved_by_0_2_0_without_the_oauth_parameters_load_with_their_defaults() -> None:
+    # Given provider settings saved by 0.2.0, before 'OAuth client id', 'OAuth scope' and 'Sign in again' existed
+    saved = json.loads(node_host.save_settings(_provider("https://mcp.example.com/mcp", auth__kind="BEARER")))
+    for name in ("client_id", "scope", "sign_in_again"):
+        del saved["model"]["auth"][name]
+    older = json.dumps(saved)
+    # When KNIME checks and loads them, Then they pass and the new parameters have their defaults
+    assert node_host.validate_settings("MCPToolProvider", older, "0.2.0") is None
+    loaded = node_host.load_settings("MCPToolProvider", older, "0.2.0")
+    assert (loaded.auth.kind, loaded.auth.client_id, loaded.auth.scope, loaded.auth.sign_in_again) == (
+        "BEARER", "", "", False
+    )

@@ -22,7 +22,7 @@ langchain, the MCP client and the toolset load when a run starts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from secrets import token_hex
@@ -284,6 +284,7 @@ async def run_agent(
     secrets: Sequence[str | None] = (),
     progress: ProgressCallback | None = None,
     data: DataRepository | None = None,
+    show_sign_in: Callable[[str], None] | None = None,
 ) -> AgentRun:
     """Run the agent on ``user_message`` after ``history``, with MCP and workflow tools.
 
@@ -313,7 +314,10 @@ async def run_agent(
     system = system_prompt(system_message)
     conversation = Conversation(f"{system}\n\n{data.system_section()}" if data is not None else system, history)
     async with ClientPool(
-        credentials=credentials, max_concurrency=config.max_concurrency, check_unsealed=not config.trust_all_servers
+        credentials=credentials,
+        max_concurrency=config.max_concurrency,
+        check_unsealed=not config.trust_all_servers,
+        show_sign_in=show_sign_in,
     ) as pool:
         dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
         toolset = AgentToolset(

@@ -291,6 +291,7 @@ async def call_table(
     credentials: CredentialLookup | None = None,
     total_rows: int | None = None,
     progress: ProgressCallback | None = None,
+    show_sign_in: Callable[[str], None] | None = None,
 ) -> CallSummary:
     """Call ``tool`` once per row of ``batches`` and await ``sink`` with each result batch, in input order.
 
@@ -302,7 +303,10 @@ async def call_table(
     options = options or CallerOptions()
     if pool is None:
         async with ClientPool(
-            credentials=credentials, max_concurrency=options.concurrency, check_unsealed=not options.trust_all_servers
+            credentials=credentials,
+            max_concurrency=options.concurrency,
+            check_unsealed=not options.trust_all_servers,
+            show_sign_in=show_sign_in,
         ) as own_pool:
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress
@@ -321,6 +325,7 @@ def call_table_sync(
     total_rows: int | None = None,
     cancelled: Callable[[], bool] | None = None,
     progress: ProgressCallback | None = None,
+    show_sign_in: Callable[[str], None] | None = None,
 ) -> CallSummary:
     """Blocking :func:`call_table` on one background event loop, for the KNIME node and the CLI.
 
@@ -339,4 +344,5 @@ def call_table_sync(
         total_rows=total_rows,
         cancelled=cancelled,
         progress=progress,
+        show_sign_in=show_sign_in,
     )

@@ -19,12 +19,12 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
-from knime_mcp.config import AuthRef, ServerSpec, Timeouts, demo_server_spec
+from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
 from knime_mcp.render import terminal_safe
 
@@ -83,6 +83,17 @@ def _server_options() -> argparse.ArgumentParser:
         help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER; "
         "secrets only as ${VAR} references",
     )
+    group.add_argument(
+        "--auth",
+        choices=["oauth", "oauth-client-credentials"],
+        help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
+        "server with a stored sign-in uses that",
+    )
+    group.add_argument("--client-id", help="OAuth: a client registered beforehand (default: knime-mcp registers)")
+    group.add_argument(
+        "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
+    )
+    group.add_argument("--scope", help="OAuth: the scopes to ask for, space-separated (default: the server's)")
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
     group.add_argument("--name", help="display name of the server")
@@ -153,9 +164,41 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
         name=args.name,
         headers=_headers(args.header),
         env=_environment(args.env),
-        auth=AuthRef(),
+        auth=_auth(text, args),
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
     )
+
+
+def _auth(target: str, args: argparse.Namespace) -> AuthRef:
+    """``--auth`` and its options; without ``--auth``, OAuth sign-in for a server with a stored sign-in."""
+    kind = args.auth
+    if kind is None and target.startswith(("http://", "https://")):
+        from knime_mcp.auth import OAuthClient, token_store
+
+        stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
+        kind = "oauth" if stored or args.command == "login" else None
+    if kind is None:
+        return AuthRef()
+    if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
+        raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
+    if args.client_secret is not None and not ENV_REF.fullmatch(args.client_secret):
+        raise UsageError(
+            "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
+            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+        )
+    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope)
+
+
+def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> Callable[[str], None] | None:
+    """How the CLI tells a person where to sign in to an OAuth server: on ``err``, when someone is at the terminal
+    (``person``: whether someone is, when the command itself says so); None in a batch run."""
+    if not (sys.stdin.isatty() if person is None else person):
+        return None
+
+    def show(url: str) -> None:
+        print(f"Sign in in your browser. If none opened, visit:\n  {url}", file=err, flush=True)
+
+    return show
 
 
 def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -275,6 +318,13 @@ def _parser() -> _Parser:
     agent.add_argument("--format", choices=["text", "json"], default="text")
     _add_policy_options(agent, "block")
 
+    login = commands.add_parser(
+        "login", parents=[server], help="sign in to an OAuth server in a browser; later commands use the sign-in"
+    )
+    login.add_argument("server", help="the server's http(s) URL")
+    logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
+    logout.add_argument("server", help="the server's http(s) URL")
+
     demo = commands.add_parser(
         "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
     )
@@ -337,7 +387,10 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     return value
 
 
-def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
+SignInPrompt = Callable[[str], None] | None
+
+
+def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
     if args.format in ("arrow", "parquet") and not args.output:
         raise UsageError(f"--format {args.format} needs --output FILE.")
     if args.format == "text" and args.output:
@@ -353,6 +406,7 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> i
         prefix=args.prefix,
         schema_mode=args.schema_mode,
         policy=_tool_policy(args),
+        show_sign_in=show,
     )
     if args.format == "text":
         from knime_mcp.render import render_tools
@@ -378,7 +432,7 @@ def _write_text(text: str, path: str | None, out: TextIO) -> None:
         out.write(text + "\n")
 
 
-def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> int:
+def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
     arguments = _parse_arguments(_read_arguments(args.args, sys.stdin))
     from knime_mcp.client import McpClient
     from knime_mcp.results import ToolResult
@@ -386,7 +440,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO) -> in
     from knime_mcp.sync import run_sync
 
     async def call() -> ToolResult:
-        async with McpClient(spec) as client:
+        async with McpClient(spec, show_sign_in=show) as client:
             tool = _find_tool(await client.list_tools(), args.tool, spec)
             problems = validate_arguments(tool, arguments)
             if problems:
@@ -441,7 +495,9 @@ def _open_csv_as_text(path: str) -> Any:
     )
 
 
-def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO) -> int:
+def _command_call_table(
+    args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO, show: SignInPrompt
+) -> int:
     """Batches stream from the input file to a Parquet file beside the output, renamed only on success; on a
     terminal, ``err`` shows a progress bar."""
     _check_output(args.output)
@@ -491,7 +547,7 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO,
             bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
 
     async def call_file() -> CallSummary:
-        async with ClientPool(max_concurrency=options.concurrency) as pool:
+        async with ClientPool(max_concurrency=options.concurrency, show_sign_in=show) as pool:
             tool = _find_tool(await (await pool.client(spec)).list_tools(), args.tool, spec)
             return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
 
@@ -515,7 +571,7 @@ def _command_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO,
     return 0
 
 
-def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
+def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, show: SignInPrompt) -> int:
     from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
     from knime_mcp.provider import list_server_tools
@@ -546,10 +602,12 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO) ->
     async def agent() -> AgentRun:
         tools: list[MCPTool] = []
         for spec in specs:
-            tools += (await list_server_tools(spec)).tools
+            tools += (await list_server_tools(spec, show_sign_in=show)).tools
         system = {} if args.system is None else {"system_message": args.system}
         chat = build_chat_model(model, api_key)
-        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], **system)
+        return await run_agent(
+            chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system
+        )
 
     result = run_sync(agent)  # the tools left out reach stderr as warnings logged by run_agent
     if args.format == "json":
@@ -645,14 +703,49 @@ def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
 def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: TextIO) -> int:
     if args.command == "demo-server":
         return _command_demo_server(args)
+    show = _sign_in_prompt(err)
     if args.command == "agent":
-        return _command_agent(args, target, out)
+        return _command_agent(args, target, out, show)
     spec = server_spec(target, args)
-    if args.command == "tools":
-        return _command_tools(args, spec, out)
-    if args.command == "call-table":
-        return _command_call_table(args, spec, out, err)
-    return _command_call(args, spec, out)
+    match args.command:
+        case "tools":
+            return _command_tools(args, spec, out, show)
+        case "call-table":
+            return _command_call_table(args, spec, out, err, show)
+        case "login":
+            return _command_login(spec, out, err)
+        case "logout":
+            return _command_logout(spec, out)
+    return _command_call(args, spec, out, show)
+
+
+def _command_login(spec: ServerSpec, out: TextIO, err: TextIO) -> int:
+    """Sign in afresh (the client registration is kept) and store the tokens for every later command."""
+    from knime_mcp.auth import oauth_client, token_store
+    from knime_mcp.client import McpClient
+    from knime_mcp.sync import run_sync
+
+    if spec.auth.kind != "oauth":
+        raise UsageError("login signs in with OAuth to an http(s) server; --auth must be oauth, or left out.")
+    store = token_store(spec.target, oauth_client(spec))
+    store.forget_tokens()
+
+    async def sign_in() -> int:
+        async with McpClient(spec, show_sign_in=_sign_in_prompt(err, person=True)) as client:
+            return len(await client.list_tools())
+
+    tools = run_sync(sign_in)
+    out.write(f"Signed in to {spec.display_name} ({tools} tools); the sign-in is kept in {store.path}\n")
+    return 0
+
+
+def _command_logout(spec: ServerSpec, out: TextIO) -> int:
+    from knime_mcp.auth import forget_server
+
+    forgotten = forget_server(spec.target)
+    said = f"removed {forgotten} stored sign-in{'s' if forgotten != 1 else ''}" if forgotten else "no stored sign-in"
+    out.write(f"Signed out of {spec.display_name} ({said}).\n")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:

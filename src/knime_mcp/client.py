@@ -24,14 +24,24 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import httpx2
 import mcp
 import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from knime_mcp.auth import ServerOAuth, connect_deadline
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
-from knime_mcp.config import CredentialLookup, Handshake, ServerSpec, resolve_env, resolve_headers, resolved_secrets
+from knime_mcp.config import (
+    OAUTH_KINDS,
+    CredentialLookup,
+    Handshake,
+    ServerSpec,
+    resolve_env,
+    resolve_headers,
+    resolved_secrets,
+)
 from knime_mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.errors import (
     McpToolError,
@@ -128,11 +138,15 @@ class McpClient:
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         breaker: CircuitBreaker = DEFAULT_BREAKER,
         pin: PinnedHost | None = None,
+        show_sign_in: Callable[[str], None] | None = None,
     ) -> None:
         """``pin``: for a server from data, the address :mod:`knime_mcp.urlguard` checked; every HTTP request of
-        every session goes there."""
+        every session goes there. ``show_sign_in``: for an OAuth server (:mod:`knime_mcp.auth`), how to tell a person
+        where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run)."""
         self.spec = spec
         self._pin = pin
+        self._show_sign_in = show_sign_in
+        self._oauth: ServerOAuth | None = None
         self._circuit = Circuit(breaker)
         self._credentials = credentials
         self._limiter = anyio.CapacityLimiter(max_concurrency)
@@ -184,14 +198,20 @@ class McpClient:
             raise RuntimeError("An McpClient can be opened only once; create a new one to reconnect.")
         self._state = _State.OPENED
         self._task_group, self._http = task_group, pool
+        try:
+            self._sessions.append(await self._first_session())
+        except BaseException:
+            self._close_oauth()
+            raise
+
+    async def _first_session(self) -> _Session:
         *fallbacks, last = candidate_transports(self.spec)
         for kind in fallbacks:
             try:
-                self._sessions.append(await self._start_session(kind, may_fall_back=True))
-                return
+                return await self._start_session(kind, may_fall_back=True)
             except _Refused as refused:
                 logger.debug("%s: %s refused (HTTP %s); trying the next transport", self.server, kind, refused.status)
-        self._sessions.append(await self._start_session(last))
+        return await self._start_session(last)
 
     async def close_sessions(self) -> None:
         """Tell every session task to leave its contexts (closing streams, reaping a stdio child); wait a while."""
@@ -205,6 +225,11 @@ class McpClient:
         with anyio.move_on_after(_CLOSE_GRACE_SECONDS, shield=True):
             for session in self._sessions:
                 await session.closed.wait()
+        self._close_oauth()
+
+    def _close_oauth(self) -> None:
+        if self._oauth is not None:
+            self._oauth.close()
 
     async def _start_session(self, kind: ConcreteTransport, *, may_fall_back: bool = False) -> _Session:
         """A new session over ``kind``; with ``may_fall_back``, a refusal after which ``auto`` tries the next
@@ -214,8 +239,12 @@ class McpClient:
         env = resolve_env(self.spec)
         diagnostics = Diagnostics()
         try:
-            with anyio.fail_after(self.spec.timeouts.connect):
-                return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
+            with anyio.fail_after(self.spec.timeouts.connect) as handshake:
+                deadline = connect_deadline.set(handshake)
+                try:
+                    return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
+                finally:
+                    connect_deadline.reset(deadline)
         except TimeoutError as exc:
             raise self._masked(self._timeout_error(diagnostics)) from exc
         except McpToolError:
@@ -259,10 +288,24 @@ class McpClient:
         """What the server printed or answered may quote the secrets it was given: they never reach a message."""
         return masked(error, self._secrets)
 
-    @cached_property
+    @property
     def _secrets(self) -> frozenset[str]:
-        """The secret values this client gives the server, which careless servers quote back."""
+        """The secret values this client gives the server, which careless servers quote back: its settings' and
+        the OAuth tokens it holds now."""
+        return self._settings_secrets | (self._oauth.secrets if self._oauth is not None else set())
+
+    @cached_property
+    def _settings_secrets(self) -> frozenset[str]:
         return resolved_secrets(self.spec, self._credentials)
+
+    def _auth(self) -> httpx2.Auth | None:
+        """The OAuth provider of this client's sessions, made on first use and kept, so that a reconnect reuses the
+        tokens it holds."""
+        if self.spec.auth.kind not in OAUTH_KINDS or not self.spec.is_url:
+            return None
+        if self._oauth is None:
+            self._oauth = ServerOAuth(self.spec, self._credentials, self._show_sign_in)
+        return self._oauth.auth
 
     def _translated_connect_error(self, exc: BaseException, diagnostics: Diagnostics) -> McpToolError:
         error = translate(exc, self.server, http_status=diagnostics.http_status, challenge=diagnostics.challenge)
@@ -291,7 +334,14 @@ class McpClient:
         assert self._http is not None
         session: _Session | None = None
         transport = open_transport(
-            self.spec, kind, headers=headers, env=env, pool=self._http, diagnostics=diagnostics, pin=self._pin
+            self.spec,
+            kind,
+            headers=headers,
+            env=env,
+            pool=self._http,
+            diagnostics=diagnostics,
+            pin=self._pin,
+            auth=self._auth(),
         )
         try:
             async with mcp.Client(

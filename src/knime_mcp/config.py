@@ -38,21 +38,27 @@ __all__ = [
     "ServerSpec",
     "Timeouts",
     "TransportKind",
+    "ENV_REF",
+    "OAUTH_KINDS",
     "demo_server_spec",
     "expand_env",
     "resolve_env",
     "resolve_headers",
+    "resolve_secret",
 ]
 
 TransportKind = Literal["auto", "streamable-http", "sse", "stdio"]
-AuthKind = Literal["none", "bearer", "header", "basic"]
+AuthKind = Literal["none", "bearer", "header", "basic", "oauth", "oauth-client-credentials"]
+OAUTH_KINDS = frozenset({"oauth", "oauth-client-credentials"})
+"""Authentication by OAuth (:mod:`knime_mcp.auth`): the token comes from an authorization server, not a setting."""
 Handshake = Literal["discover", "initialize"]
 """How a server opens a session: ``server/discover`` (MCP 2026 and later) or the ``initialize`` handshake (earlier)."""
 
 CredentialLookup = Callable[[str], tuple[str, str]]
 """Maps a credential name to ``(username, password)``; KNIME nodes wrap ``ctx.get_credentials``."""
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""A ``${VAR}`` environment reference, the one way a setting may name a secret."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,17 +97,26 @@ class AuthRef:
     header: str | None = None
     """Header name for ``kind="header"``, e.g. ``X-API-Key``."""
 
+    client_id: str | None = None
+    """OAuth: the id of a client registered with the authorization server beforehand; for the client credentials
+    grant it may come from the credential's user name instead. None: knime-mcp registers itself (RFC 7591)."""
+
+    scope: str | None = None
+    """OAuth: the scopes to ask for, space-separated; None: what the server names."""
+
     def __post_init__(self) -> None:
         if self.kind not in get_args(AuthKind):
             raise ConfigError(f"Unknown authentication kind {self.kind!r}; use one of {', '.join(get_args(AuthKind))}.")
         if self.kind == "none":
             return
+        if self.kind == "oauth" and self.credential is None and self.secret is None:
+            return  # a public client: no secret
         if (self.credential is None) == (self.secret is None):
             raise ConfigError(
                 f"Authentication {self.kind!r} needs exactly one secret source.",
                 hint="Choose a KNIME credential, or give an environment reference such as ${API_TOKEN}.",
             )
-        if self.secret is not None and not _ENV_REF.fullmatch(self.secret):
+        if self.secret is not None and not ENV_REF.fullmatch(self.secret):
             raise ConfigError(
                 "A secret must be an environment reference such as ${API_TOKEN}, not a value.",
                 hint="Store the secret in an environment variable or a KNIME credential; settings are saved in clear.",
@@ -141,14 +156,14 @@ def literal_secret_headers(headers: Mapping[str, str]) -> list[str]:
     return [
         name
         for name, value in headers.items()
-        if not _ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or _CREDENTIAL_VALUE.match(value.strip()))
+        if not ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or _CREDENTIAL_VALUE.match(value.strip()))
     ]
 
 
 def literal_secret_env(env: Mapping[str, str]) -> list[str]:
     """The stdio environment entries whose name marks a credential and whose value is written out instead of
     referenced as ``${VAR}``; empty values are no secret."""
-    return [name for name, text in env.items() if text and not _ENV_REF.search(text) and _CREDENTIAL_ENV.search(name)]
+    return [name for name, text in env.items() if text and not ENV_REF.search(text) and _CREDENTIAL_ENV.search(name)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -346,7 +361,7 @@ def expand_env(value: str, *, server: str | None = None, header: bool = False) -
             raise ConfigError(message, server=server, hint=_FIX_HINT)
         return resolved
 
-    return _ENV_REF.sub(lookup, value)
+    return ENV_REF.sub(lookup, value)
 
 
 def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
@@ -369,10 +384,10 @@ def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tupl
     return username, password
 
 
-def _secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
+def resolve_secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
     """The ``(username, secret)`` pair of an auth reference, resolved now. A bearer token or header secret goes
     into a header as it is, so it is checked for what a header cannot carry; a basic one is base64-encoded first."""
-    header = auth.kind != "basic"
+    header = auth.kind in ("bearer", "header")
     if auth.credential is not None:
         username, password = _credential(auth.credential, lookup, server)
         if header and (problem := header_value_problem(password)):
@@ -391,9 +406,9 @@ def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = Non
     server = spec.display_name
     headers = {name: _header_value(name, value, server) for name, value in spec.headers.items()}
     auth = spec.auth
-    if auth.kind == "none":
+    if auth.kind == "none" or auth.kind in OAUTH_KINDS:
         return headers
-    username, secret = _secret(auth, credentials, server)
+    username, secret = resolve_secret(auth, credentials, server)
     match auth.kind:
         case "bearer":
             headers["Authorization"] = f"Bearer {secret}"
@@ -419,9 +434,9 @@ def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = No
     and its authentication's secret (and basic token), so that text relayed from the server can be masked. Values
     under four characters are left out: masking them would garble ordinary words."""
     references = (*spec.headers.values(), *spec.env.values(), spec.auth.secret or "")
-    values = {os.environ.get(name, "") for text in references for name in _ENV_REF.findall(text)}
-    if spec.auth.kind != "none":
-        username, secret = _secret(spec.auth, credentials, spec.display_name)
+    values = {os.environ.get(name, "") for text in references for name in ENV_REF.findall(text)}
+    if spec.auth.credential is not None or spec.auth.secret is not None:
+        username, secret = resolve_secret(spec.auth, credentials, spec.display_name)
         values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode()}
     return frozenset(value for value in values if len(value) >= 4)
 

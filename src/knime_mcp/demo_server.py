@@ -229,19 +229,30 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 def serve_http(app: ASGIApp, path: str, *, port: int = 0, name: str = "knime-mcp demo server") -> None:
     """Serve an ASGI app on 127.0.0.1 until SIGTERM or SIGINT, after printing `<name> listening on <url>` to stdout.
 
-    The socket is bound here, before uvicorn starts, so the printed URL carries the real port even for `port=0`.
     uvicorn's own graceful-exit handler takes the signals from the start, so a signal that arrives before uvicorn
     is up still ends the process cleanly. The test suite's variant servers start through this too.
     """
+    serve_http_at(lambda url: app, path, port=port, name=name)
+
+
+def serve_http_at(
+    app_for: Callable[[str], ASGIApp], path: str, *, port: int = 0, name: str = "knime-mcp demo server"
+) -> None:
+    """:func:`serve_http` for an app that must know its own URL (e.g. to name itself in OAuth metadata): the socket
+    is bound first, so ``app_for`` gets the URL with the real port even for `port=0`."""
     import uvicorn
 
-    config = uvicorn.Config(
-        _one_response(app), log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS
-    )
-    server = uvicorn.Server(config)
-    _handle_stop_signals(server.handle_exit)
     with listening_socket(port) as sock:
-        print(f"{name} listening on http://{HOST}:{sock.getsockname()[1]}{path}", flush=True)
+        url = f"http://{HOST}:{sock.getsockname()[1]}{path}"
+        config = uvicorn.Config(
+            _one_response(app_for(url)),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+        )
+        server = uvicorn.Server(config)
+        _handle_stop_signals(server.handle_exit)
+        print(f"{name} listening on {url}", flush=True)
         server.run(sockets=[sock])
 
 

@@ -207,8 +207,8 @@ def _from_status(status: int, server: str, challenge: str | None = None) -> McpT
         return ServerAuthError(
             f"The server asks for sign-in with OAuth (HTTP {status}).",
             server=server,
-            hint="knime-mcp does not support OAuth sign-in yet: get an access token for this server and give it as "
-            "a bearer token credential.",
+            hint="Set the authentication to OAuth sign-in, or OAuth client credentials for a batch run (on the "
+            "command line: --auth oauth).",
         )
     if status in (401, 403) or challenge is not None:
         return ServerAuthError(
@@ -257,6 +257,39 @@ def masked(error: McpToolError, secrets: Iterable[str]) -> McpToolError:
     return error
 
 
+_OAUTH_HINTS = {
+    "invalid_client": "Check the client id and secret (the KNIME credential, or --client-id and --client-secret).",
+    "invalid_grant": "The stored sign-in expired or was revoked: sign in again (knime-mcp login URL, or run the node "
+    "in KNIME Analytics Platform).",
+    "invalid_scope": "Ask for scopes the server offers (the Scope setting, or --scope), or leave the scope empty.",
+    "unauthorized_client": "This client may not use that grant; ask the server's administrators, or use another "
+    "authentication.",
+    "issuer": "The authorization server is not the one the MCP server names; do not sign in until that is fixed.",
+}
+"""Hints for the OAuth failures users can act on, by the error code or word in the SDK's message."""
+
+
+def _oauth_failure(leaf: BaseException, server: str) -> ServerAuthError | None:
+    """An OAuth flow the SDK gave up on, as an authentication error with what to do."""
+    from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError
+
+    if not isinstance(leaf, OAuthFlowError):
+        return None
+    detail = _first_line(str(leaf))
+    if isinstance(leaf, OAuthRegistrationError):
+        return ServerAuthError(
+            f"The authorization server refused to register knime-mcp as a client ({detail}).",
+            server=server,
+            hint="Ask the server's administrators for a client id and give it in the OAuth settings (--client-id).",
+        )
+    hint = next((hint for word, hint in _OAUTH_HINTS.items() if word in detail), None)
+    return ServerAuthError(
+        f"The OAuth sign-in failed: {detail}.",
+        server=server,
+        hint=hint or "Check the OAuth settings (client id, scope) against the server's documentation.",
+    )
+
+
 def translate(
     exc: BaseException, server: str, *, http_status: int | None = None, challenge: str | None = None
 ) -> McpToolError:
@@ -273,6 +306,8 @@ def translate(
     from pydantic import ValidationError
 
     leaf = _leaf(exc)
+    if (oauth := _oauth_failure(leaf, server)) is not None:
+        return oauth
     if http_status is not None and not isinstance(leaf, McpToolError):
         return _from_status(http_status, server, challenge)
     match leaf:

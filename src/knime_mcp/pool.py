@@ -6,6 +6,7 @@ group, in which every client keeps its session, and one HTTP connection pool, wh
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 
 import anyio
@@ -51,11 +52,14 @@ class ClientPool:
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         breaker: CircuitBreaker = DEFAULT_BREAKER,
         check_unsealed: bool = False,
+        show_sign_in: Callable[[str], None] | None = None,
     ) -> None:
-        """``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
+        """``show_sign_in``: how to tell a person where to sign in to an OAuth server (:class:`McpClient`).
+        ``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
         machine's seal (:mod:`knime_mcp.seal`) is data and is checked before it is connected: a URL by the SSRF
         guard, which also pins the session to the address it checked, and a command line is never run."""
         self._credentials = credentials
+        self._show_sign_in = show_sign_in
         self._check_unsealed = check_unsealed
         self._max_concurrency = max_concurrency
         self._breaker = breaker
@@ -97,6 +101,7 @@ class ClientPool:
                 client = McpClient(
                     spec,
                     credentials=self._credentials,
+                    show_sign_in=self._show_sign_in,
                     max_concurrency=self._max_concurrency,
                     breaker=self._breaker,
                     pin=None if key[1] else await check_server(spec, hint=UNSEALED_HINT),

@@ -8,6 +8,7 @@ The node, the CLI and Python users call :func:`list_server_tools`; it knows noth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from knime_mcp.client import McpClient
@@ -62,6 +63,7 @@ async def list_server_tools(
     credentials: CredentialLookup | None = None,
     progress: ProgressCallback | None = None,
     untrusted_hint: str | None = None,
+    show_sign_in: Callable[[str], None] | None = None,
 ) -> ToolListing:
     """Connect to one server, list all its tools (every page), and shape them for a table or a model.
 
@@ -71,7 +73,7 @@ async def list_server_tools(
     pin = await check_server(spec, hint=untrusted_hint) if untrusted_hint is not None else None
     if progress is not None:
         progress(0.1, f"Connecting to {spec.display_name}")
-    async with McpClient(spec, credentials=credentials, pin=pin) as client:
+    async with McpClient(spec, credentials=credentials, pin=pin, show_sign_in=show_sign_in) as client:
         if progress is not None:
             progress(0.5, "Listing tools")
         tools = await client.list_tools()

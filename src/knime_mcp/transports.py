@@ -162,9 +162,11 @@ async def open_transport(
     pool: HttpPool,
     diagnostics: Diagnostics,
     pin: PinnedHost | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored.
-    ``pin``: the checked address of a server from data, which every HTTP request goes to."""
+    ``pin``: the checked address of a server from data, which every HTTP request goes to; ``auth``: the OAuth
+    provider (:mod:`knime_mcp.auth`) that authorizes every HTTP request."""
     match kind:
         case "stdio":
             command = spec.command
@@ -176,7 +178,9 @@ async def open_transport(
                     yield watch_streams(streams, diagnostics, written_when_handed=True)
         case "streamable-http":
             async with (
-                pool.client(headers=headers, timeout=_http_timeout(spec), diagnostics=diagnostics, pin=pin) as http,
+                pool.client(
+                    headers=headers, timeout=_http_timeout(spec), auth=auth, diagnostics=diagnostics, pin=pin
+                ) as http,
                 streamable_http_client(spec.target, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams,
             ):
                 yield watch_streams(streams, diagnostics)
@@ -186,6 +190,7 @@ async def open_transport(
                 headers=headers,
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
+                auth=auth,
                 httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
             ) as streams, answering_refusals(streams) as (answered, answer):
                 diagnostics.answer_refused = answer

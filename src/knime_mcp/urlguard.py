@@ -19,7 +19,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import anyio
 
-from knime_mcp.config import _ENV_REF, ServerSpec
+from knime_mcp.config import ENV_REF, ServerSpec
 from knime_mcp.errors import ConfigError
 
 __all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url", "secrets_asked"]
@@ -74,7 +74,7 @@ def secrets_asked(spec: ServerSpec) -> list[str]:
     asked = [
         f"the environment variable {variable} in its {kind} {name!r}"
         for kind, name, value in references
-        for variable in _ENV_REF.findall(value)
+        for variable in ENV_REF.findall(value)
     ]
     auth = spec.auth
     if auth.credential is not None:

@@ -6,11 +6,16 @@ header or environment values may only reference secrets as ``${VAR}``.
 
 from __future__ import annotations
 
+import logging
+import queue
+from urllib.parse import urlsplit
+
 import knime.extension as knext
 
 from knime_mcp.config import (
     DEFAULT_TIMEOUTS,
     DEMO_SERVER,
+    OAUTH_KINDS,
     AuthRef,
     CredentialLookup,
     ServerSpec,
@@ -36,6 +41,27 @@ class AuthOptions(knext.EnumParameterOptions):
     BEARER = ("Bearer token", "Send the credential's password as 'Authorization: Bearer …'.")
     HEADER = ("Custom header", "Send the credential's password in a header of your choice, e.g. X-API-Key.")
     BASIC = ("Basic", "Send the credential's user name and password with HTTP basic authentication.")
+    OAUTH = (
+        "OAuth sign-in",
+        "Sign in once in a browser, as the MCP authorization specification describes: the node opens the system "
+        "browser and shows where to sign in in its progress message and the KNIME log. The tokens are kept for "
+        "each user in ~/.knime-mcp/oauth (never in the workflow) and refreshed, so later runs need no sign-in, also "
+        "where nobody can sign in. A credential is optional: the secret of a pre-registered confidential client, "
+        "whose user name is the client id unless 'OAuth client id' is set.",
+    )
+    OAUTH_CLIENT_CREDENTIALS = (
+        "OAuth client credentials",
+        "Get a token without a person (the OAuth client credentials grant), for KNIME Hub executors and batch runs: "
+        "the credential's user name is the client id (unless 'OAuth client id' is set) and its password the client "
+        "secret.",
+    )
+
+
+_AUTH_KINDS = {
+    "NONE": "none", "BEARER": "bearer", "HEADER": "header", "BASIC": "basic", "OAUTH": "oauth",
+    "OAUTH_CLIENT_CREDENTIALS": "oauth-client-credentials",
+}  # fmt: skip
+_OAUTH_OPTIONS = [AuthOptions.OAUTH.name, AuthOptions.OAUTH_CLIENT_CREDENTIALS.name]
 
 
 def credential_names(ctx: knext.DialogCreationContext) -> list[str]:
@@ -86,13 +112,40 @@ class AuthSettings:
     kind = knext.EnumParameter("Authentication", "What to send to the server.", AuthOptions.NONE.name, AuthOptions)
     credential = knext.StringParameter(
         "Credential",
-        "The credentials flow variable that holds the secret (password field) and, for basic, the user name.",
+        "The credentials flow variable that holds the secret (password field) and, for basic, the user name. For "
+        "OAuth client credentials: the client id (user name) and client secret (password); for OAuth sign-in it is "
+        "optional, the secret of a pre-registered confidential client.",
         "",
         choices=credential_names,
     ).rule(knext.OneOf(kind, [AuthOptions.NONE.name]), knext.Effect.HIDE)
     header = knext.StringParameter("Header name", "The header for 'Custom header', e.g. X-API-Key.", "").rule(
         knext.OneOf(kind, [AuthOptions.HEADER.name]), knext.Effect.SHOW
     )
+    client_id = knext.StringParameter(
+        "OAuth client id",
+        "The id of a client registered with the authorization server beforehand. Empty: the node registers itself "
+        "with the authorization server (dynamic client registration) or, for client credentials, uses the "
+        "credential's user name.",
+        "",
+        since_version="0.3.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    scope = knext.StringParameter(
+        "OAuth scope",
+        "The scopes to ask for, separated by spaces. Empty: the scopes the server names.",
+        "",
+        since_version="0.3.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    sign_in_again = knext.BoolParameter(
+        "Sign in again",
+        "Forget the stored OAuth sign-in (tokens) of this server and client before connecting, so the node signs in "
+        "anew, e.g. as another user or after the server's permissions changed. Switch it off again afterwards, or "
+        "every execution asks for a sign-in.",
+        False,
+        since_version="0.3.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
 
 
 @knext.parameter_group(label="Timeouts")
@@ -181,19 +234,100 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
     limits = Timeouts(connect=timeouts.connect, call=timeouts.call)
     if server.server.strip() == DEMO_SERVER:
         return demo_server_spec(timeouts=limits)
-    kind = {"NONE": "none", "BEARER": "bearer", "HEADER": "header", "BASIC": "basic"}[auth.kind]
-    if kind != "none" and not auth.credential:
+    kind = _AUTH_KINDS[auth.kind]
+    if kind == "oauth-client-credentials" and not auth.credential:
+        raise ConfigError(
+            "OAuth client credentials need a credential.",
+            hint="Choose the credential whose user name is the client id and whose password is the client secret.",
+        )
+    if kind not in ("none", "oauth") and not auth.credential:
         raise ConfigError("Choose the credential that holds the secret for the authentication.")
-    return ServerSpec(
+    oauth = kind in OAUTH_KINDS
+    spec = ServerSpec(
         target=server.server.strip(),
         transport=_TRANSPORTS[server.transport],  # type: ignore[arg-type]
         headers=_lines(server.headers, ":", "Extra HTTP headers"),
         env=_lines(server.environment, "=", "Environment (stdio)"),
-        auth=AuthRef(kind=kind, credential=auth.credential or None, header=auth.header or None)  # type: ignore[arg-type]
+        auth=AuthRef(
+            kind=kind,  # type: ignore[arg-type]
+            credential=auth.credential or None,
+            header=auth.header or None,
+            client_id=(auth.client_id.strip() or None) if oauth else None,
+            scope=(auth.scope.strip() or None) if oauth else None,
+        )
         if kind != "none"
         else AuthRef(),
         timeouts=limits,
     )
+    if oauth and not spec.is_url:
+        raise ConfigError(
+            "OAuth works with http(s) servers only.",
+            hint="Enter the server's URL, or choose another authentication for a stdio server.",
+        )
+    return spec
+
+
+def forget_sign_in(spec: ServerSpec, credentials: CredentialLookup) -> None:
+    """'Sign in again': delete the stored OAuth tokens of the server and client that ``spec`` names (a client
+    that registered itself stays registered)."""
+    from knime_mcp.auth import oauth_client, token_store
+
+    if spec.auth.kind in OAUTH_KINDS and spec.is_url:
+        token_store(spec.target, oauth_client(spec, credentials)).forget_tokens()
+
+
+def browser_sign_in_parameter() -> knext.BoolParameter:
+    """Added in 0.3.0: for nodes that connect to the servers of a tools table."""
+    return knext.BoolParameter(
+        "Sign in to OAuth servers in a browser",
+        "A server of the tools table that uses OAuth sign-in works with the sign-in stored when its tools were "
+        "listed, refreshed as needed. When that sign-in is gone or has expired, this node opens the browser for a "
+        "new one (the progress message and the KNIME log show where). Switch it off where nobody can sign in, e.g. "
+        "on a KNIME Hub executor or in a batch run, so the node fails at once and says how to sign in instead of "
+        "waiting for a browser.",
+        True,
+        since_version="0.3.0",
+        is_advanced=True,
+    )
+
+
+class SignInNotice:
+    """Tells the person at KNIME Analytics Platform where to sign in: the node's progress message says "Waiting for
+    sign-in in the browser: <host>" and the log has the address at WARNING, for when no browser opens.
+
+    The core calls :meth:`show` from its event loop's thread, but KNIME's context belongs to the node's thread, so
+    the address is handed over and reported in :meth:`cancelled`, which :func:`knime_mcp.sync.run_sync` polls there
+    ten times a second; pass :meth:`cancelled` and :meth:`progress` to it instead of the context's own. A cancel
+    cancels the run, and with it the core's wait for the browser."""
+
+    def __init__(self, ctx: knext.ExecutionContext, logger: logging.Logger) -> None:
+        self._ctx = ctx
+        self._logger = logger
+        self._addresses: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._fraction = 0.0
+
+    def show(self, url: str) -> None:
+        self._addresses.put(url)
+
+    def progress(self, fraction: float, message: str) -> None:
+        self._fraction = fraction
+        self._ctx.set_progress(fraction, message)
+
+    def cancelled(self) -> bool:
+        while True:
+            try:
+                url = self._addresses.get_nowait()
+            except queue.Empty:
+                break
+            host = _host(url)
+            self._logger.warning("Sign in to %s in the browser; if none opened, open this address: %s", host, url)
+            self._ctx.set_progress(self._fraction, f"Waiting for sign-in in the browser: {host}")
+        return self._ctx.is_canceled()
+
+
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.netloc.rpartition("@")[2] or url
 
 
 def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:

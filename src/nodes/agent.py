@@ -3,6 +3,7 @@ and a log of every tool call."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import knime.extension as knext
@@ -21,6 +22,8 @@ from nodes._errors import knime_errors
 from nodes._images import png_image_type, with_png_cells
 from nodes._settings import (
     DestructiveOptions,
+    SignInNotice,
+    browser_sign_in_parameter,
     credential_lookup,
     destructive_parameter,
     tool_policy,
@@ -29,6 +32,8 @@ from nodes._settings import (
 )
 from nodes._tables import read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
+
+LOGGER = logging.getLogger(__name__)
 
 
 class LimitOptions(knext.EnumParameterOptions):
@@ -149,6 +154,11 @@ class AgentPrompter:
     over get an empty table. The repository is in use when there are data inputs, data outputs or workflow tools
     with input or output ports; without any of them, the model is told nothing about data and MCP results are left
     as they are.
+
+    **OAuth.** An MCP server that uses OAuth sign-in (see the MCP Tool Provider) is called with the sign-in stored
+    when its tools were listed, refreshed as needed; when none is left, the node opens the browser to sign in again
+    (its progress message and the KNIME log show where; cancel stops the wait), unless *Sign in to OAuth servers in a
+    browser* is off, as it should be where nobody can sign in.
     """
 
     system_message = knext.MultilineStringParameter(
@@ -209,6 +219,7 @@ class AgentPrompter:
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
+    browser_sign_in = browser_sign_in_parameter()
 
     def configure(
         self,
@@ -250,6 +261,7 @@ class AgentPrompter:
         from knime_mcp.sync import CallerThread, run_sync
         from knime_mcp.workflow import workflow_tools
 
+        notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
             config = self._config()
             mcp_column, workflow_column = self._tool_columns(tools.schema)
@@ -276,10 +288,11 @@ class AgentPrompter:
                 config=config,
                 credentials=credentials,
                 secrets=[api_key],
-                cancelled=ctx.is_canceled,
-                progress=ctx.set_progress,
+                cancelled=notice.cancelled,
+                progress=notice.progress,
                 caller_thread=caller,
                 data=repository if uses_data else None,
+                show_sign_in=notice.show if self.browser_sign_in else None,
             )
         notes = [*run.warnings, *notes]
         if notes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import knime.extension as knext
@@ -9,8 +10,10 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._images import png_image_type, with_png_cells
-from nodes._settings import credential_lookup, trust_servers_parameter
+from nodes._settings import SignInNotice, browser_sign_in_parameter, credential_lookup, trust_servers_parameter
 from nodes._tables import arrow_batches, read_pandas
+
+LOGGER = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from knime_mcp.caller import CallerOptions, ResultKind
@@ -80,6 +83,7 @@ class CallSettings:
         "Error handling", "What a failed row does.", ErrorHandlingOptions.FAIL.name, ErrorHandlingOptions
     )
     trust_all_servers = trust_servers_parameter()
+    browser_sign_in = browser_sign_in_parameter()
 
 
 @knext.node(
@@ -110,6 +114,11 @@ class MCPToolCaller:
     *Other content* (every other content block as JSON: embedded resources with their text or base64 data, resource
     links, audio, further images), *Is error*, *Error* and *Duration (ms)*. Cancelling stops new calls and cancels
     those in flight. An empty input table gives an empty output table without contacting the server.
+
+    A server that uses OAuth sign-in (see the MCP Tool Provider) is called with the sign-in stored when its tools
+    were listed, refreshed as needed; when none is left, the node opens the browser to sign in again (its progress
+    message and the KNIME log show where; cancel stops the wait), unless *Sign in to OAuth servers in a browser* is
+    off, as it should be where nobody can sign in.
     """
 
     tool = ToolSettings()
@@ -136,6 +145,7 @@ class MCPToolCaller:
 
         output = knext.BatchOutputTable.create(row_ids="keep")
         images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
+        notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
             summary = call_table_sync(
                 select_tool(tools_from_frame(read_pandas(tools)), self.tool.name),
@@ -144,8 +154,9 @@ class MCPToolCaller:
                 options=self._options(),
                 credentials=credential_lookup(ctx),
                 total_rows=data.num_rows,
-                cancelled=ctx.is_canceled,
-                progress=ctx.set_progress,
+                cancelled=notice.cancelled,
+                progress=notice.progress,
+                show_sign_in=notice.show if self.calls.browser_sign_in else None,
             )
         if summary.errors:
             ctx.set_warning(f"{summary.errors} of {summary.rows} rows failed; see the 'Error' column.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import knime.extension as knext
 
 from nodes import CATEGORY
@@ -10,14 +12,18 @@ from nodes._settings import (
     AuthSettings,
     DestructiveOptions,
     ServerSettings,
+    SignInNotice,
     TimeoutSettings,
     credential_lookup,
     destructive_parameter,
+    forget_sign_in,
     server_spec,
     tool_policy,
     unannotated_parameter,
     untrusted_address_hint,
 )
+
+LOGGER = logging.getLogger(__name__)
 
 
 class SchemaModeOptions(knext.EnumParameterOptions):
@@ -85,6 +91,13 @@ class MCPToolProvider:
     in the warning; *Treat unannotated tools as destructive* leaves them out too. A tool that can only run as an MCP
     task (execution.taskSupport "required") is listed with a note: the Agent Prompter does not offer it and the Tool
     Caller refuses it, until this extension runs MCP tasks.
+
+    **OAuth.** For a server that asks for OAuth, choose *OAuth sign-in*: on the first execution the node opens the
+    system browser to sign in, and its progress message ("Waiting for sign-in in the browser") and the KNIME log show
+    the address, for when no browser opens; cancel stops the wait. The tokens are kept for each user in
+    ~/.knime-mcp/oauth (never in the workflow) and refreshed, so later executions, and the Agent Prompter and Tool
+    Caller downstream, need no sign-in. *Sign in again* forgets them first. *OAuth client credentials* gets a token
+    without a person, for KNIME Hub executors and batch runs, with a client id and secret from a KNIME credential.
     """
 
     server = ServerSettings()
@@ -102,10 +115,15 @@ class MCPToolProvider:
         from knime_mcp.provider import list_server_tools
         from knime_mcp.sync import run_sync
 
+        notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
+            spec = server_spec(self.server, self.auth, self.timeouts)
+            credentials = credential_lookup(ctx)
+            if self.auth.sign_in_again:
+                forget_sign_in(spec, credentials)
             listing = run_sync(
                 list_server_tools,
-                server_spec(self.server, self.auth, self.timeouts),
+                spec,
                 include=self.selection.include,
                 exclude=self.selection.exclude,
                 prefix=self.selection.prefix,
@@ -113,10 +131,11 @@ class MCPToolProvider:
                 policy=tool_policy(
                     "", "", self.selection.destructive, unannotated_destructive=self.selection.unannotated_destructive
                 ),
-                credentials=credential_lookup(ctx),
-                cancelled=ctx.is_canceled,
-                progress=ctx.set_progress,
+                credentials=credentials,
+                cancelled=notice.cancelled,
+                progress=notice.progress,
                 untrusted_hint=untrusted_address_hint(ctx, self.server),
+                show_sign_in=notice.show,
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))

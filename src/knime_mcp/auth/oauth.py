@@ -1,0 +1,153 @@
+"""OAuth for MCP servers, on the SDK's own client (:mod:`mcp.client.auth`): which of its providers a server gets.
+
+Discovery (``WWW-Authenticate``, RFC 9728 protected resource metadata, RFC 8414 / OpenID Connect discovery), dynamic
+client registration, PKCE, ``state``, the ``resource`` parameter, refresh and scope step-up are the SDK's; this
+module picks the grant, the client identity and the token store, and says what to do when no person can sign in.
+
+    auth = oauth_auth("https://mcp.example.com/mcp", OAuthClient(), sign_in=BrowserSignIn(server, show=print))
+    httpx2.AsyncClient(auth=auth)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+from knime_mcp.auth.signin import BrowserSignIn
+from knime_mcp.auth.store import TokenStore
+from knime_mcp.config import CredentialLookup, ServerSpec, resolve_secret
+from knime_mcp.errors import ServerAuthError
+
+__all__ = ["DYNAMIC_CLIENT", "Grant", "OAuthClient", "ServerOAuth", "oauth_auth", "oauth_client", "token_store"]
+
+Grant = Literal["authorization-code", "client-credentials"]
+
+DYNAMIC_CLIENT = "dynamic"
+"""The token store's name for a client that registered itself (RFC 7591) or names itself by a metadata URL."""
+
+_UNUSED_REDIRECT = "http://127.0.0.1/callback"
+"""A redirect address for runs that cannot sign in; the SDK only uses it to register and to sign in."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OAuthClient:
+    """Who knime-mcp is to the authorization server: a pre-registered client (id, and secret for a confidential
+    one), a client ID metadata document URL, or, with neither, a client that registers itself."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scope: str | None = None
+    client_metadata_url: str | None = None
+
+    @property
+    def store_key(self) -> str:
+        return self.client_id or self.client_metadata_url or DYNAMIC_CLIENT
+
+
+def oauth_client(spec: ServerSpec, credentials: CredentialLookup | None = None) -> OAuthClient:
+    """The client identity a spec's OAuth settings name, its secret resolved now (a credential's user name is the
+    client id unless the settings give one)."""
+    auth = spec.auth
+    username, secret = None, None
+    if auth.credential is not None or auth.secret is not None:
+        username, secret = resolve_secret(auth, credentials, spec.display_name)
+    return OAuthClient(client_id=auth.client_id or username or None, client_secret=secret, scope=auth.scope)
+
+
+class ServerOAuth:
+    """One server's OAuth for a run: the SDK's provider for its HTTP client, and the loopback port of an interactive
+    sign-in, which :meth:`close` releases. ``show_sign_in``: how to tell a person where to sign in; None where
+    nobody can (stored tokens and their refresh only)."""
+
+    def __init__(
+        self, spec: ServerSpec, credentials: CredentialLookup | None, show_sign_in: Callable[[str], None] | None
+    ) -> None:
+        client = oauth_client(spec, credentials)
+        grant: Grant = "client-credentials" if spec.auth.kind == "oauth-client-credentials" else "authorization-code"
+        interactive = show_sign_in is not None and grant == "authorization-code"
+        self._sign_in = BrowserSignIn(spec.display_name, show=show_sign_in) if interactive else None
+        self.auth = oauth_auth(spec.target, client, grant=grant, sign_in=self._sign_in)
+
+    @property
+    def secrets(self) -> set[str]:
+        """The tokens held now, which a careless server may quote back."""
+        tokens = self.auth.context.current_tokens  # type: ignore[attr-defined]
+        return {token for token in (tokens.access_token, tokens.refresh_token) if token} if tokens else set()
+
+    def close(self) -> None:
+        if self._sign_in is not None:
+            self._sign_in.close()
+
+
+def token_store(server_url: str, client: OAuthClient) -> TokenStore:
+    """Where the tokens of ``server_url`` for ``client`` are kept (``knime-mcp logout`` deletes it)."""
+    return TokenStore.for_server(server_url, client=client.store_key)
+
+
+def oauth_auth(
+    server_url: str, client: OAuthClient, *, grant: Grant = "authorization-code", sign_in: BrowserSignIn | None
+) -> httpx2.Auth:
+    """The SDK provider for one server. Without ``sign_in`` (a Hub executor, a batch run) the authorization-code
+    grant works from the tokens an earlier sign-in stored and refreshes them; it never opens a browser."""
+    store = token_store(server_url, client)
+    if grant == "client-credentials":
+        if not client.client_id or not client.client_secret:
+            raise ServerAuthError(
+                "The client credentials grant needs a client id and secret.",
+                server=server_url,
+                hint="Choose a KNIME credential whose user name is the client id and whose password is the secret.",
+            )
+        with warnings.catch_warnings():
+            # Without an issuer the authorization server the MCP server names receives the secret, as documented.
+            warnings.simplefilter("ignore")
+            provider: OAuthClientProvider = ClientCredentialsOAuthProvider(
+                server_url, store, client.client_id, client.client_secret, scope=client.scope
+            )
+    else:
+        metadata = OAuthClientMetadata(
+            client_name="knime-mcp",
+            redirect_uris=[sign_in.redirect_uri if sign_in else _UNUSED_REDIRECT],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="client_secret_basic" if client.client_secret else "none",
+            scope=client.scope,
+        )
+        if client.client_id:
+            store.preset_client(
+                OAuthClientInformationFull(
+                    client_id=client.client_id,
+                    client_secret=client.client_secret,
+                    redirect_uris=metadata.redirect_uris,
+                    token_endpoint_auth_method=metadata.token_endpoint_auth_method,
+                )
+            )
+        redirect, callback = (sign_in.open_browser, sign_in.wait_for_code) if sign_in else _no_person(server_url)
+        provider = OAuthClientProvider(
+            server_url,
+            metadata,
+            store,
+            redirect_handler=redirect,
+            callback_handler=callback,
+            client_metadata_url=client.client_metadata_url,
+        )
+    store.attach(provider.context)
+    return provider
+
+
+def _no_person(server_url: str) -> tuple[object, object]:
+    async def refuse(*_: object) -> AuthorizationCodeResult:
+        raise ServerAuthError(
+            "The server asks for a sign-in, and nobody can sign in here (no stored sign-in, or it has expired).",
+            server=server_url,
+            hint="Sign in once on this machine (`knime-mcp login URL`, or run the node in KNIME Analytics Platform), "
+            "or use the client credentials grant.",
+        )
+
+    return refuse, refuse

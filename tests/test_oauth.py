@@ -1,0 +1,236 @@
+"""OAuth sign-in against a real authorization server (npm `oidc-provider`) guarding a real MCP server.
+
+The browser is tests/scripted_browser.py, named in ``BROWSER``, which logs in and consents through the provider's own
+pages; tokens go to a folder of each test's own (fixtures.oauth_servers.browser).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import stat
+from functools import partial
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import pytest
+
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, OAuthServers
+from knime_mcp import auth as oauth
+from knime_mcp.client import McpClient
+from knime_mcp.config import AuthRef, ServerSpec
+from knime_mcp.errors import ServerAuthError
+
+pytestmark = pytest.mark.anyio
+
+
+def _visits(browser_log: Path) -> list[dict[str, str]]:
+    """The query of each authorization URL the browser was sent to."""
+    lines = browser_log.read_text().splitlines() if browser_log.exists() else []
+    return [{key: values[0] for key, values in parse_qs(urlsplit(line).query).items()} for line in lines]
+
+
+def _stored(url: str, client: oauth.OAuthClient | None = None) -> dict[str, object]:
+    return json.loads(oauth.token_store(url, client or oauth.OAuthClient()).path.read_text())
+
+
+async def _tool_names(spec: ServerSpec, **options: object) -> list[str]:
+    async with McpClient(spec, **options) as client:  # type: ignore[arg-type]
+        return [tool.name for tool in await client.list_tools()]
+
+
+@pytest.mark.parametrize("transport", ["http_url", "sse_url"])
+async def test_an_interactive_sign_in_registers_uses_pkce_and_the_resource_and_stores_the_tokens(
+    oauth_servers: OAuthServers, browser: Path, transport: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given an MCP server that wants OAuth, and a person at a browser
+    url = getattr(oauth_servers, transport)
+    shown: list[str] = []
+    caplog.set_level(logging.DEBUG)
+    # When knime-mcp connects with OAuth sign-in
+    names = await _tool_names(ServerSpec(target=url, auth=AuthRef(kind="oauth")), show_sign_in=shown.append)
+    # Then the person signed in once, through the authorization code grant with PKCE, state and the resource
+    assert names == ["echo"]
+    (visit,) = _visits(browser)
+    assert visit["code_challenge_method"] == "S256" and visit["state"] and visit["resource"] == url
+    assert visit["redirect_uri"].startswith("http://127.0.0.1:") and shown and shown[0].startswith(oauth_servers.issuer)
+    # And the tokens are stored for this user only, and appear in no log
+    store = oauth.token_store(url, oauth.OAuthClient()).path
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    tokens = _stored(url)["tokens"]
+    assert tokens["access_token"] not in caplog.text and tokens["refresh_token"] not in caplog.text  # type: ignore[index]
+
+
+async def test_a_later_run_uses_the_stored_sign_in_and_refreshes_it_before_it_expires_without_a_person(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a person signed in once
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    await _tool_names(spec, show_sign_in=lambda url: None)
+    first = _stored(oauth_servers.http_url)["tokens"]
+    # When later runs connect where nobody can sign in (a Hub executor, a batch run): one while the token is
+    # fresh, one when it is about to expire (the margin raised here so the test need not wait)
+    fresh = await _tool_names(spec)
+    monkeypatch.setattr(oauth.store, "REFRESH_MARGIN_SECONDS", 10**9)
+    refreshed = await _tool_names(spec)
+    # Then both work without a browser, the second with a new access token from the refresh token
+    assert fresh == refreshed == ["echo"] and len(_visits(browser)) == 1
+    assert _stored(oauth_servers.http_url)["tokens"]["access_token"] != first["access_token"]  # type: ignore[index]
+
+
+async def test_a_registered_client_is_kept_and_reused_by_the_next_sign_in(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given a person signed in once, and the tokens were then lost (the client registration kept)
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    await _tool_names(spec, show_sign_in=lambda url: None)
+    path = oauth.token_store(oauth_servers.http_url, oauth.OAuthClient()).path
+    kept = {key: value for key, value in json.loads(path.read_text()).items() if key != "tokens"}
+    path.write_text(json.dumps(kept))
+    # When the person signs in again
+    await _tool_names(spec, show_sign_in=lambda url: None)
+    # Then the second sign-in used the client registered by the first
+    first, second = _visits(browser)
+    assert first["client_id"] == second["client_id"]
+
+
+async def test_the_client_credentials_grant_needs_no_person_and_its_secret_appears_nowhere(
+    oauth_servers: OAuthServers, browser: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a pre-registered confidential client, its id and secret in a KNIME credential
+    caplog.set_level(logging.DEBUG)
+    spec = ServerSpec(
+        target=oauth_servers.http_url, auth=AuthRef(kind="oauth-client-credentials", credential="ci", scope="mcp:read")
+    )
+    # When knime-mcp connects
+    names = await _tool_names(spec, credentials=lambda name: (CLIENT_ID, CLIENT_SECRET))
+    # Then it got a token without a browser, and the secret is in no log
+    assert names == ["echo"] and not _visits(browser)
+    assert CLIENT_SECRET not in caplog.text
+
+
+async def test_a_wrong_client_secret_is_reported_as_such_without_the_secret(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth-client-credentials", credential="ci"))
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(spec, credentials=lambda name: (CLIENT_ID, "wrong-secret-canary"))
+    assert "invalid_client" in str(failed.value) and "wrong-secret-canary" not in str(failed.value)
+    assert "client id and secret" in (failed.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("person", "said"),
+    [("deny", "'access_denied'"), ("away", "timed out")],
+)
+async def test_a_sign_in_the_person_denies_or_never_finishes_fails_with_what_happened(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch, person: str, said: str
+) -> None:
+    # Given a person who denies access, or who never comes back from the browser
+    monkeypatch.setenv("KNIME_MCP_TEST_BROWSER", person)
+    monkeypatch.setattr(oauth.signin, "SIGN_IN_SECONDS", 3.0)
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    # When knime-mcp connects with sign-in, then it fails saying what happened, not as a connection problem
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(spec, show_sign_in=lambda url: None)
+    assert said in str(failed.value)
+
+
+async def test_without_a_stored_sign_in_a_run_where_nobody_can_sign_in_says_how_to_sign_in(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(spec)
+    assert "nobody can sign in here" in str(failed.value) and "knime-mcp login" in (failed.value.hint or "")
+    assert not _visits(browser)
+
+
+async def test_cancel_stops_the_wait_for_the_browser_at_once(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a sign-in waiting for a person who never comes back
+    monkeypatch.setenv("KNIME_MCP_TEST_BROWSER", "away")
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    waiting = anyio.Event()
+    # When the run is cancelled while it waits (bounded, so a wait that ignores cancel fails instead of hanging)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(_tool_names, spec, show_sign_in=lambda url: waiting.set()))
+            await waiting.wait()
+            group.cancel_scope.cancel()
+    # Then the wait ended with the cancel, and no tokens were stored
+    assert not oauth.token_store(oauth_servers.http_url, oauth.OAuthClient()).has_tokens()
+
+
+def test_the_cli_signs_in_once_uses_the_sign_in_for_every_command_and_signs_out(
+    oauth_servers: OAuthServers, browser: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from knime_mcp.cli import main
+
+    url = oauth_servers.http_url
+    # Given a person signs in with `knime-mcp login`
+    assert main(["login", url]) == 0
+    signed_in = capsys.readouterr()
+    # When later commands name the server without any OAuth option, in a batch run (no terminal)
+    listed = main(["tools", url])
+    tools = capsys.readouterr()
+    called = main(["call", url, "echo", "--args", '{"text": "hi"}'])
+    answer = capsys.readouterr()
+    # Then they use the stored sign-in; the browser was used once, and its URL was shown on stderr
+    assert (listed, called) == (0, 0) and "echo" in tools.out and json.loads(answer.out)["content"][0]["text"] == "hi"
+    assert "Signed in to" in signed_in.out and oauth_servers.issuer in signed_in.err and len(_visits(browser)) == 1
+    # And after `knime-mcp logout` the server asks for sign-in again, and the error says how
+    assert main(["logout", url]) == 0 and "removed 1 stored sign-in" in capsys.readouterr().out
+    assert main(["tools", url]) == 3
+    assert "--auth oauth" in capsys.readouterr().err
+
+
+def test_the_cli_uses_the_client_credentials_grant_with_a_secret_from_the_environment(
+    oauth_servers: OAuthServers, browser: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knime_mcp.cli import main
+
+    monkeypatch.setenv("KNIME_MCP_TEST_CLIENT_SECRET", CLIENT_SECRET)
+    grant = ["--auth", "oauth-client-credentials", "--client-id", CLIENT_ID]
+    # When the CLI lists tools with the client credentials grant, the secret given as an environment reference
+    code = main(["tools", oauth_servers.http_url, *grant, "--client-secret", "${KNIME_MCP_TEST_CLIENT_SECRET}"])
+    listed = capsys.readouterr()
+    # Then it works without a browser, and the secret is printed nowhere; a literal secret is refused
+    assert code == 0 and "echo" in listed.out and not _visits(browser)
+    assert CLIENT_SECRET not in listed.out + listed.err
+    assert main(["tools", oauth_servers.http_url, *grant, "--client-secret", CLIENT_SECRET]) == 2
+    assert CLIENT_SECRET not in capsys.readouterr().err
+
+
+
+async def test_an_expired_or_revoked_sign_in_where_nobody_can_sign_in_says_to_sign_in_again(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stored sign-in whose refresh token the authorization server no longer knows (revoked, or expired), and
+    # whose access token is about to expire (the margin raised here so the test need not wait)
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    await _tool_names(spec, show_sign_in=lambda url: None)
+    path = oauth.token_store(oauth_servers.http_url, oauth.OAuthClient()).path
+    stored = json.loads(path.read_text())
+    stored["tokens"]["refresh_token"] = "revoked-refresh-token"
+    path.write_text(json.dumps(stored))
+    monkeypatch.setattr(oauth.store, "REFRESH_MARGIN_SECONDS", 10**9)
+    # When a run where nobody can sign in connects
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(spec)
+    # Then it says the sign-in has expired and how to sign in again; no browser opened
+    assert "no stored sign-in, or it has expired" in str(failed.value)
+    assert "knime-mcp login" in (failed.value.hint or "") and len(_visits(browser)) == 1
+
+
+async def test_a_pre_registered_client_signs_in_without_registering(oauth_servers: OAuthServers, browser: Path) -> None:
+    # Given a public client the authorization server's administrators registered for knime-mcp
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth", client_id="knime-mcp-desktop"))
+    # When a person signs in with it
+    names = await _tool_names(spec, show_sign_in=lambda url: None)
+    # Then the sign-in used that client, and knime-mcp stored no registration of its own
+    (visit,) = _visits(browser)
+    assert names == ["echo"] and visit["client_id"] == "knime-mcp-desktop"
+    assert "client" not in _stored(oauth_servers.http_url, oauth.OAuthClient(client_id="knime-mcp-desktop"))
