@@ -93,7 +93,10 @@ def _server_options() -> argparse.ArgumentParser:
     group.add_argument(
         "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
     )
-    group.add_argument("--scope", help="OAuth: the scopes to ask for, space-separated (default: the server's)")
+    group.add_argument(
+        "--scope", help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
+        "server names none)",
+    )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
     group.add_argument("--name", help="display name of the server")

@@ -102,7 +102,8 @@ class AuthRef:
     grant it may come from the credential's user name instead. None: knime-mcp registers itself (RFC 7591)."""
 
     scope: str | None = None
-    """OAuth: the scopes to ask for, space-separated; None: what the server names."""
+    """OAuth: the scopes to ask for, space-separated: for client credentials, and for a sign-in where the server names
+    none (the SDK asks for what the server's challenge or metadata names, as the MCP specification says)."""
 
     def __post_init__(self) -> None:
         if self.kind not in get_args(AuthKind):

@@ -132,7 +132,8 @@ class AuthSettings:
     ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
     scope = knext.StringParameter(
         "OAuth scope",
-        "The scopes to ask for, separated by spaces. Empty: the scopes the server names.",
+        "The scopes to ask for, separated by spaces: for client credentials, and for a sign-in at a server that names "
+        "no scopes (otherwise the scopes the server names are asked for, as the MCP specification says).",
         "",
         since_version="0.3.0",
         is_advanced=True,
