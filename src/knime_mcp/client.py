@@ -398,7 +398,7 @@ class McpClient:
         """Send over the current session; after a lost session reconnect once, and resend only if ``repeatable``
         or the request never ran (otherwise it may or may not have been carried out)."""
         session = self._current()
-        if session.lost is not None:
+        if session.lost is not None or session.closed.is_set():
             session = await self._replace(session)
         try:
             with translate_errors(self.server):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
 
 import anyio
@@ -17,7 +17,7 @@ import httpx2
 from mcp_types import RequestId
 from pydantic import ValidationError
 
-from knime_mcp.legacy_sse import RefusalAnswer, reply_id
+from knime_mcp.legacy_sse import reply_id
 
 __all__ = ["AUTH_STATUSES", "CALL_KEY", "Diagnostics", "call_key_in", "unreadable_id"]
 
@@ -52,8 +52,9 @@ class Diagnostics:
         session ends before then never ran. The client forgets each key once its request is settled."""
         self.ended = False
         """Whether the transport ended under the session: its read stream closed, or it took no more writes."""
-        self.answer_refused: RefusalAnswer | None = None
-        """Set where the transport does not answer a refused or failed request itself (legacy SSE)."""
+        self.end_on_refusal: Callable[[], Awaitable[None]] | None = None
+        """Set where the transport does not answer a refused or failed request itself (legacy SSE): ends the
+        session."""
         self._bodies: dict[str, _ResponseBody] = {}
 
     async def record_response(self, response: httpx2.Response) -> None:
@@ -68,7 +69,7 @@ class Diagnostics:
         body = _body(response.request)
         if (key := call_key_in(body)) is not None:
             self.refused_calls[key] = (response.status_code, _retry_after(response))
-        await self._answer(body, response.status_code)
+        await self._end_on_refusal(body)
 
     async def record_failure(self, request: httpx2.Request) -> None:
         """A request whose connection failed before its response arrived. For a JSON-RPC message that is the end of
@@ -76,11 +77,11 @@ class Diagnostics:
         body = _body(request)
         if isinstance(body, dict) and "method" in body:
             self.ended = True
-        await self._answer(body, None)
+        await self._end_on_refusal(body)
 
-    async def _answer(self, body: object, status: int | None) -> None:
-        if self.answer_refused is not None and isinstance(body, dict) and "method" in body and "id" in body:
-            await self.answer_refused(body["id"], status)
+    async def _end_on_refusal(self, body: object) -> None:
+        if self.end_on_refusal is not None and isinstance(body, dict) and "method" in body and "id" in body:
+            await self.end_on_refusal()
 
     def never_sent(self, key: str | None) -> bool:
         """Whether the request with this call key, unanswered when its session ended, provably never reached the

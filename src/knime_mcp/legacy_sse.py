@@ -1,9 +1,10 @@
-"""What the SDK's legacy SSE client lacks beside its Streamable HTTP one: a failure that costs one request.
+"""What the SDK's legacy SSE client lacks beside its Streamable HTTP one: failures that end a call at once.
 
 The legacy transport carries every reply of a session on one event stream and sends each request in a POST of its
-own. ``httpx2`` ends the stream at the first event over its size limit, with the session and every call in flight;
-and a POST the server refuses (HTTP 413, 404, 503) or whose connection breaks is only logged, so its call waits for
-its timeout. Here each answers its request at once with a JSON-RPC error, as the SDK's Streamable HTTP client does.
+own. ``httpx2`` ends the stream at the first event over its size limit, with the session and every call in flight:
+here such an event answers its request with a JSON-RPC error instead, as the SDK's Streamable HTTP client does, and
+the session goes on. A POST the server refuses (HTTP 413, 404, 503) or whose connection breaks is only logged, and
+the SDK sends nothing more: here it ends the session at once, instead of leaving its calls to wait for their timeout.
 """
 
 from __future__ import annotations
@@ -16,14 +17,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppres
 import anyio
 import httpx2
 from mcp.client._transport import TransportStreams
-from mcp.shared.message import SessionMessage
-from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, ErrorData, JSONRPCError, RequestId
+from mcp_types import CONNECTION_CLOSED, RequestId
 
-__all__ = ["EventLimit", "RefusalAnswer", "answering_refusals", "bounded_events", "reply_id"]
-
-RefusalAnswer = Callable[[RequestId, int | None], Awaitable[None]]
-"""Answers the request with this id, whose POST the server refused with this HTTP status, or whose connection broke
-(None)."""
+__all__ = ["EventLimit", "bounded_events", "ending_on_refusal", "reply_id"]
 
 _EDGE = 256
 """How much of an event's start and end is kept to find the id of the request it answers."""
@@ -158,30 +154,16 @@ def bounded_events(
     return opened
 
 
-@asynccontextmanager
-async def answering_refusals(streams: TransportStreams) -> AsyncIterator[tuple[TransportStreams, RefusalAnswer]]:
-    """The session's streams, with a read stream into which a refused POST's error can be put for its request."""
-    read, write = streams
-    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    answers = send.clone()
 
-    async def forward() -> None:
-        async with send:
-            async for item in read:
-                await send.send(item)
-        await answers.aclose()
+def ending_on_refusal(streams: TransportStreams) -> Callable[[], Awaitable[None]]:
+    """What ends the session when a POST of it fails: the SDK's writer stops at the first failed POST and only logs
+    it, so every later request, and the one refused, would wait for its timeout. Closing the read stream ends the
+    session at once; the client then tells each request's fate from what the transport saw (refused with a status,
+    never sent, or sent)."""
+    read, _ = streams
 
-    async def answer(request_id: RequestId, status: int | None) -> None:
-        # A broken connection is the session's end to the client above: the SDK's writer stops at any failed POST.
-        error = (
-            ErrorData(code=CONNECTION_CLOSED, message="The connection broke while the request was sent.")
-            if status is None
-            else ErrorData(code=INTERNAL_ERROR, message=f"The server answered HTTP {status}.")
-        )
+    async def end() -> None:
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await answers.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+            await read.aclose()
 
-    async with receive, anyio.create_task_group() as group:
-        group.start_soon(forward)
-        yield (receive, write), answer
-        group.cancel_scope.cancel()
+    return end

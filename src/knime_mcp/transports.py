@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from knime_mcp.config import ServerSpec
 from knime_mcp.diagnostics import Diagnostics
 from knime_mcp.errors import ConfigError
-from knime_mcp.legacy_sse import answering_refusals, bounded_events
+from knime_mcp.legacy_sse import bounded_events, ending_on_refusal
 from knime_mcp.stdin_watch import watching_stdin
 from knime_mcp.stream_watch import watch_streams
 from knime_mcp.urlguard import PinnedHost
@@ -192,9 +192,9 @@ async def open_transport(
                 sse_read_timeout=_SSE_IDLE_SECONDS,
                 auth=auth,
                 httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
-            ) as streams, answering_refusals(streams) as (answered, answer):
-                diagnostics.answer_refused = answer
-                yield watch_streams(answered, diagnostics)
+            ) as streams:
+                diagnostics.end_on_refusal = ending_on_refusal(streams)
+                yield watch_streams(streams, diagnostics)
 
 
 # ``sse_client`` takes no event limit and opens its stream through this name of its module, so the limit is set there.
