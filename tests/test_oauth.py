@@ -236,25 +236,22 @@ async def test_a_pre_registered_client_signs_in_without_registering(oauth_server
     assert "client" not in _stored(oauth_servers.http_url, oauth.OAuthClient(client_id="knime-mcp-desktop"))
 
 
-async def test_a_server_naming_no_authorization_server_that_takes_registrations_says_to_give_a_client_id(
-    mcp_url_naming_no_authorization_server: str, browser: Path
+@pytest.mark.parametrize(
+    ("server", "said", "hint"),
+    [
+        # an authorization server that publishes no metadata and takes no registration
+        ("mcp_url_naming_no_authorization_server", "refused to register knime-mcp as a client", "client id"),
+        # an authorization server named by an address whose metadata names another issuer
+        ("mcp_url_naming_the_issuer_otherwise", "issuer mismatch", "do not sign in"),
+    ],
+)
+async def test_an_authorization_server_that_cannot_be_used_stops_the_sign_in_before_any_browser_opens(
+    server: str, said: str, hint: str, browser: Path, request: pytest.FixtureRequest
 ) -> None:
-    # Given an MCP server whose authorization server publishes no metadata and takes no registration
-    spec = ServerSpec(target=mcp_url_naming_no_authorization_server, auth=AuthRef(kind="oauth"))
-    # When a person would sign in, then knime-mcp says registration was refused and what to do, before any browser
+    # Given an MCP server whose authorization server cannot be used
+    spec = ServerSpec(target=request.getfixturevalue(server), auth=AuthRef(kind="oauth"))
+    # When a person would sign in, then knime-mcp says why it cannot and what to do, before any browser opens
     with pytest.raises(ServerAuthError) as failed:
         await _tool_names(spec, show_sign_in=lambda url: None)
-    assert "refused to register knime-mcp as a client" in str(failed.value)
-    assert "client id" in (failed.value.hint or "") and not _visits(browser)
-
-
-async def test_metadata_naming_another_issuer_than_the_server_named_stops_the_sign_in(
-    mcp_url_naming_the_issuer_otherwise: str, browser: Path
-) -> None:
-    # Given an MCP server that names its authorization server by an address whose metadata names another issuer
-    spec = ServerSpec(target=mcp_url_naming_the_issuer_otherwise, auth=AuthRef(kind="oauth"))
-    # When a person would sign in, then knime-mcp refuses before any browser opens, saying why
-    with pytest.raises(ServerAuthError) as failed:
-        await _tool_names(spec, show_sign_in=lambda url: None)
-    assert "issuer mismatch" in str(failed.value) and "do not sign in" in (failed.value.hint or "")
+    assert said in str(failed.value) and hint in (failed.value.hint or "")
     assert not _visits(browser)

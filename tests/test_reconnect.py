@@ -109,37 +109,32 @@ def _demo_http(log_path: Path) -> AbstractContextManager[RunningServer]:
     return running_server([*DEMO_COMMAND, "--transport", "streamable-http", "--port", "0"], log_path)
 
 
-async def test_a_writing_call_in_flight_when_the_http_server_dies_may_or_may_not_have_run(tmp_path: Path) -> None:
-    from knime_mcp.errors import OutcomeUnknownError
+@pytest.mark.parametrize(
+    ("repeatable", "error", "said"),
+    [
+        # not safe to repeat: it may have run, and the hint says reconnecting failed too
+        (False, "OutcomeUnknownError", "it may or may not have run"),
+        # safe to repeat: the session was lost during the call (a connection error, retried as one)
+        (True, "SessionLostError", "The session was lost during the call of tool 'sleep', and reconnecting "),
+    ],
+)
+async def test_a_call_in_flight_when_the_http_server_dies_is_not_reported_as_never_sent(
+    tmp_path: Path, repeatable: bool, error: str, said: str
+) -> None:
+    from knime_mcp import errors
 
-    # Given a Streamable HTTP session to a real server, and a call not safe to repeat whose request has reached it
+    # Given a Streamable HTTP session to a real server, and a call whose request has reached it
     with _demo_http(tmp_path / "server.log") as server:
         async with McpClient(ServerSpec(target=server.url)) as client:
             await client.call_tool("echo", {"text": "warm up"})
             # When the server dies while the call runs, so that reconnecting fails too
             async with _killed_after({server.process.pid}, 0.5):
-                with pytest.raises(OutcomeUnknownError) as caught:
-                    await client.call_tool("sleep", {"seconds": 30})
-    # Then the call is reported as one that may have run, not as a request that never got through
-    assert "it may or may not have run" in caught.value.message
-    assert caught.value.hint is not None and caught.value.hint.startswith("Reconnecting failed too (Could not connect")
-
-
-async def test_a_repeatable_call_in_flight_when_the_http_server_dies_says_the_session_was_lost(tmp_path: Path) -> None:
-    from knime_mcp.errors import SessionExpiredError, SessionLostError
-
-    # Given a Streamable HTTP session to a real server, and a call safe to repeat whose request has reached it
-    with _demo_http(tmp_path / "server.log") as server:
-        async with McpClient(ServerSpec(target=server.url)) as client:
-            await client.call_tool("echo", {"text": "warm up"})
-            # When the server dies while the call runs, so that it cannot be resent on a new session
-            async with _killed_after({server.process.pid}, 0.5):
-                with pytest.raises(SessionLostError) as caught:
-                    await client.call_tool("sleep", {"seconds": 30}, repeatable=True)
-    # Then the error says the session was lost during the call (a connection error, retried as one), not only that
-    # connecting failed, which would say the request never got through
-    assert not isinstance(caught.value, SessionExpiredError)
-    assert caught.value.message.startswith("The session was lost during the call of tool 'sleep', and reconnecting ")
+                with pytest.raises(getattr(errors, error)) as caught:
+                    await client.call_tool("sleep", {"seconds": 30}, repeatable=repeatable)
+    # Then it is reported as sent (it may have run, or the session was lost during it), never as "could not connect"
+    # alone, which would say the request never got through
+    assert said in caught.value.message and not isinstance(caught.value, errors.SessionExpiredError)
+    assert repeatable or caught.value.hint.startswith("Reconnecting failed too (Could not connect")
 
 
 @pytest.mark.parametrize("serve", [_demo_http, _demo_sse], ids=["streamable-http", "sse"])
