@@ -49,7 +49,7 @@ API_KEY = CREDENTIALS["llm"][1]
 ADVANCED = {
     "MCPToolProvider": {
         "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
-        "auth.client_id", "auth.scope", "auth.sign_in_again",
+        "auth.client_id", "auth.scope", "auth.sign_in_again", "auth.browser_sign_in",
     },
     "MCPToolCaller": {"calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in"},
     "ChatModelConnector": {"timeout"},
@@ -62,7 +62,7 @@ ADVANCED = {
 SINCE = {
     "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0",
     "selection.unannotated_destructive": "0.2.0",
-    "auth.client_id": "0.3.0", "auth.scope": "0.3.0", "auth.sign_in_again": "0.3.0",
+    "auth.client_id": "0.3.0", "auth.scope": "0.3.0", "auth.sign_in_again": "0.3.0", "auth.browser_sign_in": "0.3.0",
     "calls.browser_sign_in": "0.3.0", "browser_sign_in": "0.3.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""

@@ -33,8 +33,9 @@ def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
 
     node = extension.MCPToolProvider()
     node.server.server = server
-    # KNIME sets every parameter from saved settings; here a credential an earlier test chose must not carry over.
-    for path, value in {"auth__credential": "", **settings}.items():
+    # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
+    defaults = {"auth__credential": "", "auth__browser_sign_in": True, "auth__sign_in_again": False}
+    for path, value in {**defaults, **settings}.items():
         group, name = path.split("__")
         setattr(getattr(node, group), name, value)
     return node
@@ -258,6 +259,17 @@ def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(
     (table,) = node_host.execute_node(again, ExecuteContext())
     # Then only the run with 'Sign in again' asked the person to sign in once more
     assert len(_browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == ["echo"]
+
+
+def test_without_browser_sign_in_a_provider_with_no_stored_sign_in_fails_at_once_saying_how_to_sign_in(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given a provider set to OAuth sign-in on a machine where nobody can sign in (a KNIME Hub executor)
+    node = _provider(oauth_servers.http_url, auth__kind="OAUTH", auth__browser_sign_in=False)
+    # When it executes with no stored sign-in, then it fails at once saying how to sign in, and opens no browser
+    with pytest.raises(Exception, match="nobody can sign in here"):
+        node_host.execute_node(node, ExecuteContext())
+    assert not _browser_visits(browser)
 
 
 def test_oauth_client_credentials_from_a_knime_credential_need_no_person(

@@ -138,6 +138,15 @@ class AuthSettings:
         since_version="0.3.0",
         is_advanced=True,
     ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    browser_sign_in = knext.BoolParameter(
+        "Sign in in a browser",
+        "When no stored sign-in serves, open the browser for one (the progress message and the KNIME log show where). "
+        "Switch it off where nobody can sign in, e.g. on a KNIME Hub executor or in a batch run, so the node uses "
+        "only a stored sign-in and otherwise fails at once, saying how to sign in, instead of waiting for a browser.",
+        True,
+        since_version="0.3.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH.name]), knext.Effect.SHOW)
     sign_in_again = knext.BoolParameter(
         "Sign in again",
         "Forget the stored OAuth sign-in (tokens) of this server and client before connecting, so the node signs in "

@@ -135,7 +135,7 @@ class MCPToolProvider:
                 cancelled=notice.cancelled,
                 progress=notice.progress,
                 untrusted_hint=untrusted_address_hint(ctx, self.server),
-                show_sign_in=notice.show,
+                show_sign_in=notice.show if self.auth.browser_sign_in else None,
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
