@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
@@ -288,10 +287,11 @@ async def run_agent(
 ) -> AgentRun:
     """Run the agent on ``user_message`` after ``history``, with MCP and workflow tools.
 
-    ``secrets`` (the model's API key) and the secrets the MCP servers are given are scrubbed from model errors, from
-    what tools answer before the model sees it, and from the tool-call log. Under :func:`run_sync` this runs on the
-    background loop; workflow tools reach back to the caller's thread on their own. With ``data`` (the repository
-    the workflow tools share), the system message lists its tables and MCP results' records become tables too.
+    ``secrets`` (the model's API key) are scrubbed from model errors, from what tools answer before the model sees
+    it, and from the tool-call log; the secrets the MCP servers are given are masked by their clients already. Under
+    :func:`run_sync` this runs on the background loop; workflow tools reach back to the caller's thread on their
+    own. With ``data`` (the repository the workflow tools share), the system message lists its tables and MCP
+    results' records become tables too.
     """
     from langchain_core.messages import HumanMessage
 
@@ -326,7 +326,7 @@ async def run_agent(
             max_concurrency=config.max_concurrency,
             output_cap=config.output_cap,
             data=data,
-            secrets=[*filter(None, secrets), *_server_secrets(tools, credentials)],
+            secrets=list(filter(None, secrets)),
         )
         for line in toolset.warnings:
             _logger.warning("%s", line)
@@ -343,15 +343,3 @@ async def run_agent(
     warnings = [*offer.warnings, *toolset.warnings]
     return AgentRun(conversation=conversation, log=toolset.log, failure=failure, warnings=warnings)
 
-
-def _server_secrets(tools: Sequence[Any], credentials: CredentialLookup | None) -> set[str]:
-    """The secret values the MCP servers of ``tools`` are given; a server whose secrets cannot be resolved is never
-    reached either, and its error says why."""
-    from knime_mcp.config import resolved_secrets
-    from knime_mcp.tool import MCPTool
-
-    found: set[str] = set()
-    for server in {tool.server for tool in tools if isinstance(tool, MCPTool)}:
-        with suppress(ConfigError):
-            found |= resolved_secrets(server, credentials)
-    return found

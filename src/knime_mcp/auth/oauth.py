@@ -11,7 +11,7 @@ module picks the grant, the client identity and the token store, and says what t
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -141,7 +141,11 @@ def oauth_auth(
     return provider
 
 
-def _no_person(server_url: str) -> tuple[object, object]:
+def _no_person(
+    server_url: str,
+) -> tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[AuthorizationCodeResult]]]:
+    """Redirect and callback handlers for a run where nobody can sign in: both say how to sign in instead."""
+
     async def refuse(*_: object) -> AuthorizationCodeResult:
         raise ServerAuthError(
             "The server asks for a sign-in, and nobody can sign in here (no stored sign-in, or it has expired).",
