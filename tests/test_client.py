@@ -34,14 +34,6 @@ def demo_spec(request: pytest.FixtureRequest) -> ServerSpec:
     return ServerSpec(target=url)
 
 
-@pytest.fixture(params=["stdio", "sse", "streamable-http"])
-def everything_spec(request: pytest.FixtureRequest) -> ServerSpec:
-    if request.param == "stdio":
-        return _stdio(request.getfixturevalue("everything_stdio_command"))
-    url = request.getfixturevalue("everything_sse_url" if request.param == "sse" else "everything_http_url")
-    return ServerSpec(target=url)
-
-
 async def test_demo_server_lists_and_calls_tools_over_every_transport(demo_spec: ServerSpec) -> None:
     async with McpClient(demo_spec) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}

@@ -1,4 +1,4 @@
-"""The four nodes as KNIME handles them around configure and execute (Given/When/Then).
+"""The nodes as KNIME handles them around configure and execute (Given/When/Then).
 
 What KNIME's launcher builds from the node classes (the description from docstrings and port texts, the dialog's
 schema and UI schema) exists only in KNIME's own sources: those checks are marked ``knime_launcher`` and run on the
@@ -33,7 +33,9 @@ from nodes import CATEGORY
 from nodes.agent import AgentPrompter
 from nodes.caller import MCPToolCaller
 from nodes.chat_model import CHAT_MODEL_PORT_ID, NO_API_KEY, ChatModelConnector, ChatModelPortObject
+from nodes.prompt import MCPPrompt
 from nodes.provider import MCPToolProvider
+from nodes.resource_reader import MCPResourceReader
 
 pytestmark = pytest.mark.knime_node
 launcher_only = pytest.mark.knime_launcher
@@ -43,27 +45,38 @@ NODES: dict[str, Callable[[], Any]] = {
     "MCPToolCaller": MCPToolCaller,
     "ChatModelConnector": ChatModelConnector,
     "AgentPrompter": AgentPrompter,
+    "MCPResourceReader": MCPResourceReader,
+    "MCPPrompt": MCPPrompt,
 }
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
 ADVANCED = {
     "MCPToolProvider": {
         "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
-        "auth.client_id", "auth.scope", "auth.sign_in_again", "auth.browser_sign_in",
+        "auth.client_id", "auth.scope", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
     },
-    "MCPToolCaller": {"calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in"},
+    "MCPToolCaller": {
+        "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
+        "calls.elicitation",
+    },
     "ChatModelConnector": {"timeout"},
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
-        "trust_all_servers", "browser_sign_in",
+        "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
+        "sampling_max_requests", "resources",
     },
 }  # fmt: skip
-"""The settings each dialog shows only under "advanced settings"."""
+_SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive"}
+ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
+"""The settings each dialog shows only under "advanced settings"; the Resource Reader and the Prompt node share the
+provider's server settings."""
 SINCE = {
     "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0",
     "selection.unannotated_destructive": "0.2.0",
     "auth.client_id": "0.3.0", "auth.scope": "0.3.0", "auth.sign_in_again": "0.3.0", "auth.browser_sign_in": "0.3.0",
     "calls.browser_sign_in": "0.3.0", "browser_sign_in": "0.3.0",
+    "server.roots": "0.3.0", "calls.elicitation": "0.3.0", "elicitation": "0.3.0", "sampling": "0.3.0",
+    "sampling_max_tokens": "0.3.0", "sampling_max_requests": "0.3.0", "resources": "0.3.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {
@@ -71,6 +84,8 @@ CHANGED = {
     "MCPToolCaller": {"tool.name": "echo", "tool.mapping": '{"text": "{x}"}', "calls.concurrency": 8},
     "ChatModelConnector": {"model": "local-model", "set_temperature": False, "max_tokens": 512},
     "AgentPrompter": {"user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN"},
+    "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
+    "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
 }
 """Settings other than the defaults, to see them saved and loaded."""
 _SCOPE = "#/properties/model/properties/"
@@ -159,6 +174,8 @@ def _input_specs(node_id: str, upstream: dict[str, Any]) -> tuple[Any, ...]:
         "ChatModelConnector": (),
         "MCPToolCaller": (upstream["data"], upstream["tools"]),
         "AgentPrompter": (upstream["model"], upstream["tools"], None, []),
+        "MCPResourceReader": (None,),
+        "MCPPrompt": (None,),
     }[node_id]
 
 
@@ -493,7 +510,9 @@ def test_configure_reads_no_credential(node_id: str, upstream: dict[str, Any]) -
     assert ctx.read == []
 
 
-@pytest.mark.parametrize("node_id", ["MCPToolProvider", "MCPToolCaller", "AgentPrompter"])
+@pytest.mark.parametrize(
+    "node_id", ["MCPToolProvider", "MCPToolCaller", "AgentPrompter", "MCPResourceReader", "MCPPrompt"]
+)
 def test_execute_reads_the_credentials_in_the_nodes_own_thread(node_id: str, demo_tools: Any) -> None:
     # Given a node that connects to servers, in a workflow with two credentials flow variables
     ctx = ReadingExecuteContext()
@@ -503,6 +522,8 @@ def test_execute_reads_the_credentials_in_the_nodes_own_thread(node_id: str, dem
             "MCPToolProvider": (),
             "MCPToolCaller": (_no_rows("x"), demo_tools),
             "AgentPrompter": (_model_port(endpoint.base_url), _empty_tools(), None, []),
+            "MCPResourceReader": (None,),
+            "MCPPrompt": (None,),
         }[node_id]
         node_host.execute_node(_node(node_id, **CHANGED[node_id]), ctx, *inputs)
     # Then it has read them, in its own thread (KNIME's context belongs to it)

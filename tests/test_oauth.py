@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import stat
+import time
 from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -16,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 
-from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, OAuthServers
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers
 from knime_mcp import auth as oauth
 from knime_mcp.client import McpClient
 from knime_mcp.config import AuthRef, ServerSpec
@@ -51,7 +52,7 @@ async def test_an_interactive_sign_in_registers_uses_pkce_and_the_resource_and_s
     # When knime-mcp connects with OAuth sign-in
     names = await _tool_names(ServerSpec(target=url, auth=AuthRef(kind="oauth")), show_sign_in=shown.append)
     # Then the person signed in once, through the authorization code grant with PKCE, state and the resource
-    assert names == ["echo"]
+    assert names == MCP_TOOLS
     (visit,) = _visits(browser)
     assert visit["code_challenge_method"] == "S256" and visit["state"] and visit["resource"] == url
     assert visit["redirect_uri"].startswith("http://127.0.0.1:") and shown and shown[0].startswith(oauth_servers.issuer)
@@ -75,7 +76,7 @@ async def test_a_later_run_uses_the_stored_sign_in_and_refreshes_it_before_it_ex
     monkeypatch.setattr(oauth.store, "REFRESH_MARGIN_SECONDS", 10**9)
     refreshed = await _tool_names(spec)
     # Then both work without a browser, the second with a new access token from the refresh token
-    assert fresh == refreshed == ["echo"] and len(_visits(browser)) == 1
+    assert fresh == refreshed == MCP_TOOLS and len(_visits(browser)) == 1
     assert _stored(oauth_servers.http_url)["tokens"]["access_token"] != first["access_token"]  # type: ignore[index]
 
 
@@ -106,7 +107,7 @@ async def test_the_client_credentials_grant_needs_no_person_and_its_secret_appea
     # When knime-mcp connects
     names = await _tool_names(spec, credentials=lambda name: (CLIENT_ID, CLIENT_SECRET))
     # Then it got a token without a browser, and the secret is in no log
-    assert names == ["echo"] and not _visits(browser)
+    assert names == MCP_TOOLS and not _visits(browser)
     assert CLIENT_SECRET not in caplog.text
 
 
@@ -204,7 +205,6 @@ def test_the_cli_uses_the_client_credentials_grant_with_a_secret_from_the_enviro
     assert CLIENT_SECRET not in capsys.readouterr().err
 
 
-
 async def test_an_expired_or_revoked_sign_in_where_nobody_can_sign_in_says_to_sign_in_again(
     oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -232,7 +232,7 @@ async def test_a_pre_registered_client_signs_in_without_registering(oauth_server
     names = await _tool_names(spec, show_sign_in=lambda url: None)
     # Then the sign-in used that client, and knime-mcp stored no registration of its own
     (visit,) = _visits(browser)
-    assert names == ["echo"] and visit["client_id"] == "knime-mcp-desktop"
+    assert names == MCP_TOOLS and visit["client_id"] == "knime-mcp-desktop"
     assert "client" not in _stored(oauth_servers.http_url, oauth.OAuthClient(client_id="knime-mcp-desktop"))
 
 
@@ -255,3 +255,96 @@ async def test_an_authorization_server_that_cannot_be_used_stops_the_sign_in_bef
         await _tool_names(spec, show_sign_in=lambda url: None)
     assert said in str(failed.value) and hint in (failed.value.hint or "")
     assert not _visits(browser)
+
+
+@pytest.mark.parametrize(
+    ("transport", "client_id"), [("http_url", None), ("sse_url", None), ("http_url", "knime-mcp-desktop")]
+)
+async def test_a_tool_that_needs_a_larger_scope_asks_for_it_once_and_the_call_goes_through(
+    oauth_servers: OAuthServers, browser: Path, transport: str, client_id: str | None
+) -> None:
+    # Given a person signed in with the scope to read, through a client knime-mcp registered, or a pre-registered one
+    url = getattr(oauth_servers, transport)
+    spec = ServerSpec(target=url, auth=AuthRef(kind="oauth", client_id=client_id))
+    async with McpClient(spec, show_sign_in=lambda url: None) as client:
+        await client.list_tools()
+        # When a tool that writes answers 403 insufficient_scope
+        result = await client.call_tool("add_note", {"text": "hello"})
+    # Then the person was asked once more, for the larger scope as well as the one held, and the call went through
+    assert not result.is_error and "hello" in result.structured["result"]  # type: ignore[index]
+    first, second = _visits(browser)
+    assert "mcp:write" not in first["scope"].split() and {"mcp:read", "mcp:write"} <= set(second["scope"].split())
+    stored = _stored(url, oauth.OAuthClient(client_id=client_id))
+    assert "mcp:write" in stored["tokens"]["scope"].split()  # type: ignore[index]
+
+
+async def test_a_server_that_still_refuses_after_the_step_up_is_not_asked_again(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given a tool whose challenge names a scope that is not the one it checks
+    spec = ServerSpec(target=oauth_servers.sse_url, auth=AuthRef(kind="oauth"))
+    async with McpClient(spec, show_sign_in=lambda url: None) as client:
+        await client.list_tools()
+        # When it is called, then it fails once the larger scope was asked for once, saying what the server wants
+        with pytest.raises(ServerAuthError) as failed:
+            await client.call_tool("purge")
+    assert "insufficient_scope" in str(failed.value) and "'mcp:read mcp:write'" in str(failed.value)
+    assert "administrators" in (failed.value.hint or "") and len(_visits(browser)) == 2
+
+
+async def test_a_step_up_the_person_denies_fails_as_a_sign_in_and_the_call_did_not_run(
+    oauth_servers: OAuthServers, browser: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"))
+    async with McpClient(spec, show_sign_in=lambda url: None) as client:
+        await client.list_tools()
+        # When the person denies the larger scope
+        monkeypatch.setenv("KNIME_MCP_TEST_BROWSER", "deny")
+        with pytest.raises(ServerAuthError) as failed:
+            await client.call_tool("add_note", {"text": "denied"})
+        # Then the call fails with the sign-in's answer, and the run does not ask the person again
+        with pytest.raises(ServerAuthError):
+            await client.call_tool("add_note", {"text": "denied again"})
+    assert "'access_denied'" in str(failed.value) and len(_visits(browser)) == 2
+    # And the call did not run: a later run that gets the scope sees no note from it
+    monkeypatch.setenv("KNIME_MCP_TEST_BROWSER", "consent")
+    async with McpClient(spec, show_sign_in=lambda url: None) as client:
+        notes = (await client.call_tool("add_note", {"text": "granted"})).structured["result"]  # type: ignore[index]
+    assert "granted" in notes and not {"denied", "denied again"} & set(notes)
+
+
+@pytest.mark.parametrize("transport", ["http_url", "sse_url"])
+async def test_an_access_token_the_server_no_longer_takes_is_refreshed_after_the_401_without_a_person(
+    oauth_servers: OAuthServers, browser: Path, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a session signed in through a client whose access tokens live 2 s, on a machine whose clock is behind,
+    # so that the client still takes the token for valid when the server no longer does
+    url = getattr(oauth_servers, transport)
+    client_id = "knime-mcp-short-lived"
+    monkeypatch.setattr(oauth.store, "REFRESH_MARGIN_SECONDS", 0)
+    spec = ServerSpec(target=url, auth=AuthRef(kind="oauth", client_id=client_id))
+    async with McpClient(spec, show_sign_in=lambda url: None) as client:
+        await client.list_tools()
+        first = _stored(url, oauth.OAuthClient(client_id=client_id))["tokens"]["access_token"]  # type: ignore[index]
+        client._oauth.auth.context.token_expiry_time = time.time() + 3600  # type: ignore[union-attr]
+        await anyio.sleep(3)
+        # When the next call is made, and its answer is 401
+        result = await client.call_tool("echo", {"text": "still here"})
+    # Then it went through with a refreshed token, without asking the person again (nobody may be there)
+    assert result.structured == {"result": "still here"} and len(_visits(browser)) == 1
+    assert _stored(url, oauth.OAuthClient(client_id=client_id))["tokens"]["access_token"] != first  # type: ignore[index]
+
+
+async def test_a_client_id_that_is_a_metadata_document_url_signs_in_as_that_client_without_registering(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
+    # Given an organisation publishes a client ID metadata document for knime-mcp, and names its URL as the client id
+    document = oauth_servers.client_metadata_url
+    spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth", client_id=document))
+    # When a person signs in
+    names = await _tool_names(spec, show_sign_in=lambda url: None)
+    # Then the authorization server knew knime-mcp by that URL: no client was registered
+    (visit,) = _visits(browser)
+    assert names == MCP_TOOLS and visit["client_id"] == document
+    stored = _stored(oauth_servers.http_url, oauth.OAuthClient(client_metadata_url=document))
+    assert stored["client"]["client_id"] == document  # type: ignore[index]

@@ -60,6 +60,8 @@ NODE_IDS = {
     "MCPToolCaller": "MCP Tool Caller",
     "ChatModelConnector": "Chat Model Connector",
     "AgentPrompter": "Agent Prompter",
+    "MCPResourceReader": "MCP Resource Reader",
+    "MCPPrompt": "MCP Prompt",
 }
 """Node id to node name. Saved workflows find their nodes by id: an id must never change, whatever the class is
 called (without ``id=``, KNIME takes the class name)."""
@@ -140,5 +142,5 @@ def test_importing_the_package_loads_no_heavy_libraries() -> None:
 def test_the_extension_module_registers_its_nodes() -> None:
     import extension
 
-    for name in ("MCPToolProvider", "MCPToolCaller", "ChatModelConnector", "AgentPrompter"):
+    for name in NODE_IDS:
         assert callable(getattr(extension, name))

@@ -12,7 +12,7 @@ import knime.extension as knext
 import pytest
 
 import node_host
-from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, OAuthServers
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
 from knime_mcp.auth import OAuthClient, signin, token_store
@@ -240,8 +240,9 @@ def test_oauth_sign_in_opens_the_browser_says_where_and_lists_the_servers_tools(
     authorization_server = urlsplit(oauth_servers.issuer).netloc
     assert f"Waiting for sign-in in the browser: {authorization_server}" in [message for _, message in ctx.progress]
     assert any(r.levelno == logging.WARNING and visit in r.getMessage() for r in caplog.records)
-    (echo,) = tools_from_frame(table.to_pandas())
-    assert echo.tool_name == "echo" and echo.server.auth.kind == "oauth" and is_sealed_here(echo.server)
+    echo, *others = tools_from_frame(table.to_pandas())
+    assert [echo.tool_name, *(tool.tool_name for tool in others)] == MCP_TOOLS
+    assert echo.server.auth.kind == "oauth" and is_sealed_here(echo.server)
     # And the tokens are kept for the user, outside the workflow's table
     stored = json.loads(token_store(oauth_servers.http_url, OAuthClient()).path.read_text())
     assert stored["tokens"]["access_token"] not in table.to_pandas().to_csv()
@@ -258,7 +259,7 @@ def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(
     again = _provider(oauth_servers.http_url, auth__kind="OAUTH", auth__sign_in_again=True)
     (table,) = node_host.execute_node(again, ExecuteContext())
     # Then only the run with 'Sign in again' asked the person to sign in once more
-    assert len(_browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == ["echo"]
+    assert len(_browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == MCP_TOOLS
 
 
 def test_without_browser_sign_in_a_provider_with_no_stored_sign_in_fails_at_once_saying_how_to_sign_in(
@@ -283,8 +284,8 @@ def test_oauth_client_credentials_from_a_knime_credential_need_no_person(
     (table,) = node_host.execute_node(node, ctx)
     # Then it got a token without a browser, and the table holds the credential's name, never the secret
     frame = table.to_pandas()
-    assert list(frame["Name"]) == ["echo"] and not _browser_visits(browser)
-    (echo,) = tools_from_frame(frame)
+    assert list(frame["Name"]) == MCP_TOOLS and not _browser_visits(browser)
+    echo = tools_from_frame(frame)[0]
     assert echo.server.auth.kind == "oauth-client-credentials" and echo.server.auth.scope == "mcp:read"
     assert CLIENT_SECRET not in frame.to_csv() and not ctx.warnings
 

@@ -24,7 +24,19 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 _DEMO_URL = "http://127.0.0.1:8000"
 _MODEL_URL = "http://localhost:11434/v1"
 _EVERYTHING = ["npx", "-y", "@modelcontextprotocol/server-everything", "stdio"]
-_COMMANDS = ("tools", "call", "call-table", "agent", "login", "logout", "demo-server")
+_COMMANDS = (
+    "tools",
+    "call",
+    "call-table",
+    "agent",
+    "resources",
+    "read",
+    "prompts",
+    "prompt",
+    "login",
+    "logout",
+    "demo-server",
+)
 
 
 def _section() -> str:

@@ -28,12 +28,22 @@ __all__ = [
     "DataRepository",
     "Dispatcher",
     "LocalTool",
+    "MCPPrompt",
+    "MCPResource",
+    "MCPResourceTemplate",
     "MCPTool",
     "McpClient",
     "McpToolError",
+    "PromptError",
+    "RenderedPrompt",
+    "ResourceContent",
+    "ResourceError",
     "RetryPolicy",
+    "SamplingLimits",
     "ServerAuthError",
     "ServerConnectError",
+    "ServerRequestPolicy",
+    "ServerRequests",
     "ServerSpec",
     "SyncMcpClient",
     "Timeouts",
@@ -46,6 +56,7 @@ __all__ = [
     "build_chat_model",
     "call_table",
     "call_table_sync",
+    "fill_template",
     "is_sealed_here",
     "list_server_tools",
     "run_agent",
@@ -69,9 +80,14 @@ _LOCATIONS = {
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
+    "SamplingLimits": "config",
+    "ServerRequestPolicy": "config",
+    "ServerRequests": "server_requests",
     "ConfigError": "errors",
     "DataRepository": "data",
     "McpToolError": "errors",
+    "PromptError": "errors",
+    "ResourceError": "errors",
     "ServerAuthError": "errors",
     "ServerConnectError": "errors",
     "ToolCallError": "errors",
@@ -82,6 +98,12 @@ _LOCATIONS = {
     "SyncMcpClient": "sync",
     "run_sync": "sync",
     "MCPTool": "tool",
+    "MCPResource": "resources",
+    "MCPResourceTemplate": "resources",
+    "ResourceContent": "resources",
+    "fill_template": "resources",
+    "MCPPrompt": "prompts",
+    "RenderedPrompt": "prompts",
     "ToolAnnotations": "tool",
     "ToolResult": "results",
     "CallOutcome": "dispatch",
@@ -104,12 +126,14 @@ if TYPE_CHECKING:
     from knime_mcp.caller import CallerOptions, CallSummary, call_table, call_table_sync
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.client import McpClient
-    from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+    from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts
     from knime_mcp.data import DataRepository
     from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.errors import (
         ConfigError,
         McpToolError,
+        PromptError,
+        ResourceError,
         ServerAuthError,
         ServerConnectError,
         ToolCallError,
@@ -117,9 +141,12 @@ if TYPE_CHECKING:
         ToolTimeoutError,
     )
     from knime_mcp.pool import ClientPool
+    from knime_mcp.prompts import MCPPrompt, RenderedPrompt
     from knime_mcp.provider import ToolListing, list_server_tools
+    from knime_mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
     from knime_mcp.results import ToolResult
     from knime_mcp.seal import is_sealed_here, seal_spec
+    from knime_mcp.server_requests import ServerRequests
     from knime_mcp.sync import SyncMcpClient, run_sync
     from knime_mcp.tool import MCPTool, ToolAnnotations
 

@@ -28,7 +28,7 @@ from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from knime_mcp.chat_model import model_errors
-from knime_mcp.config import CredentialLookup
+from knime_mcp.config import DEFAULT_SERVER_REQUESTS, CredentialLookup, ServerRequestPolicy
 from knime_mcp.dispatch import RetryPolicy
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, McpToolError
 from knime_mcp.policy import ToolPolicy
@@ -128,6 +128,14 @@ class AgentConfig:
     listed by a provider here) is data: checked before it is connected, as :class:`~knime_mcp.pool.ClientPool`
     does with ``check_unsealed``."""
 
+    server_requests: ServerRequestPolicy = DEFAULT_SERVER_REQUESTS
+    """How the run answers what servers ask while a tool runs: forms (elicitation), and sampling requests, which
+    the run's chat model answers when this allows it."""
+
+    resources: bool = False
+    """Offer the model two tools of the agent's own that list and read the resources of the tools' MCP servers
+    (:mod:`knime_mcp.agent_resources`); the policy's allow-list and deny-list apply to their names."""
+
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:
             raise ConfigError("The iteration limit must be at least 1.")
@@ -173,21 +181,22 @@ class Agent:
         progress: ProgressCallback | None = None,
         secrets: Sequence[str | None] = (),
     ) -> None:
-        specs = toolset.specs
         self._model = model
-        self._with_tools = model.bind_tools(specs) if specs else model
+        self._specs: list[dict[str, Any]] | None = None
+        self._with_tools = model
         self._conversation = conversation
         self._toolset = toolset
         self._config = config
         self._progress = progress
         self._secrets = secrets
+        self._step = (0.0, "")
 
     async def run(self) -> None:
         """Ask and run tools until the model answers without tool calls; at the limit, fail or ask for an answer."""
         limit = self._config.iteration_limit
         for turn in range(1, limit + 1):
             self._report((turn - 1) / limit, f"Model call {turn} of at most {limit}")
-            answer = _with_call_ids(await self._ask(self._with_tools, self._conversation.messages))
+            answer = _with_call_ids(await self._ask(self._tools_model(), self._conversation.messages))
             self._conversation.append(answer)
             if not (answer.tool_calls or answer.invalid_tool_calls):
                 return
@@ -213,7 +222,21 @@ class Agent:
         _check_answer(answer)
         return answer
 
-    def _report(self, fraction: float, message: str) -> None:
+    def _tools_model(self) -> Any:
+        """The model bound to the tools offered now, which change when a server changes its tools mid-run."""
+        specs = self._toolset.specs
+        if specs != self._specs:
+            self._specs = specs
+            self._with_tools = self._model.bind_tools(specs) if specs else self._model
+        return self._with_tools
+
+    def report_tool(self, tool: str, text: str) -> None:
+        """A running tool's progress, after the step the run is at."""
+        fraction, step = self._step
+        self._report(fraction, f"{step}; tool {tool}: {text}", step=step)
+
+    def _report(self, fraction: float, message: str, *, step: str | None = None) -> None:
+        self._step = (fraction, step or message)
         if self._progress is not None:
             self._progress(fraction, message)
 
@@ -295,15 +318,19 @@ async def run_agent(
     """
     from langchain_core.messages import HumanMessage
 
+    from knime_mcp.agent_resources import resource_tools, table_servers
     from knime_mcp.agent_tools import AgentToolset
     from knime_mcp.conversation import Conversation
     from knime_mcp.dispatch import Dispatcher
     from knime_mcp.pool import ClientPool
+    from knime_mcp.server_requests import ServerRequests
     from knime_mcp.tool import MCPTool
+    from knime_mcp.tool_changes import ToolWatch
 
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
+    servers = table_servers(tools) if config.resources else {}
     # Blocked tools are not offered at all: a model offered one only wastes turns calling it (the dispatcher would
     # refuse the call anyway).
     offer = config.policy.offer(tool for tool in tools if isinstance(tool, MCPTool))
@@ -318,17 +345,28 @@ async def run_agent(
         max_concurrency=config.max_concurrency,
         check_unsealed=not config.trust_all_servers,
         show_sign_in=show_sign_in,
+        requests=ServerRequests(config.server_requests, model=model, secrets=secrets),
     ) as pool:
-        dispatcher = Dispatcher(pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy)
+        agent: Agent | None = None
+
+        def tool_progress(tool: str, text: str) -> None:
+            if agent is not None:
+                agent.report_tool(tool, text)
+
+        dispatcher = Dispatcher(
+            pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy, progress=tool_progress
+        )
+        resources, left_out = resource_tools(servers, pool, config.policy)
         toolset = AgentToolset(
-            tools,
+            [*tools, *resources],
             dispatcher,
             max_concurrency=config.max_concurrency,
             output_cap=config.output_cap,
             data=data,
             secrets=list(filter(None, secrets)),
+            watch=ToolWatch(pool, config.policy),
         )
-        for line in toolset.warnings:
+        for line in [*left_out, *toolset.warnings]:
             _logger.warning("%s", line)
         agent = Agent(model, conversation, toolset, config, progress=progress, secrets=secrets)
         conversation.append(HumanMessage(user_message))
@@ -340,6 +378,6 @@ async def run_agent(
                 raise
             failure = exc
             conversation.append_error(str(exc))
-    warnings = [*offer.warnings, *toolset.warnings]
+    warnings = [*offer.warnings, *left_out, *toolset.warnings]
     return AgentRun(conversation=conversation, log=toolset.log, failure=failure, warnings=warnings)
 

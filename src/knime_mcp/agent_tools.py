@@ -47,10 +47,13 @@ from knime_mcp.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from knime_mcp.tool_changes import ToolChange, ToolWatch
+
 __all__ = [
     "LOG_COLUMNS",
     "MAX_OFFERED_SPEC_BYTES",
     "MAX_OFFERED_TOOLS",
+    "TOOLS_CHANGED",
     "WORKFLOW_EXECUTION_HINTS",
     "AgentToolset",
     "ToolCallLogEntry",
@@ -70,6 +73,9 @@ choose worse among many."""
 MAX_OFFERED_SPEC_BYTES = 200_000
 """UTF-8 bytes of the specs (name, fenced description, schema as JSON) of the tools offered, about 50,000 tokens:
 every model request carries them, so a large tool set would crowd out the conversation and cost on every turn."""
+
+TOOLS_CHANGED = "tools/list_changed"
+"""The *Tool* of the tool-call log's note that a server's tools changed during the run."""
 
 _LISTED_LEFT_OUT = 20
 """Tools named in the warning about tools over the cap; the KNIME log names them all."""
@@ -186,17 +192,15 @@ class AgentToolset:
         output_cap: int = DEFAULT_LIMIT_BYTES,
         data: DataRepository | None = None,
         secrets: Collection[str] = (),
+        watch: ToolWatch | None = None,
     ) -> None:
+        """``watch``: follows the servers' tool list changes after every model message's calls."""
         self._dispatcher = dispatcher
+        self._watch = watch
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._fence = token_hex(4)
-        named = ToolNameMap([(tool.name, tool) for tool in tools]).items()
-        specs = [_spec(name, tool, self._fence) for name, tool in named]
-        offered = _offered_count(specs)
-        self._specs = specs[:offered]
-        # Only the offered tools can be called: the model knows no others, and an unknown-tool hint lists these.
-        self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap(named[:offered])
-        self.warnings = _over_the_cap_warnings([name for name, _ in named[offered:]], offered)
+        self._tools = list(tools)
+        self.warnings = self._offer()
         """The tools over :data:`MAX_OFFERED_TOOLS` or :data:`MAX_OFFERED_SPEC_BYTES`, for a node warning."""
         self._output_cap = output_cap
         self._data = data
@@ -204,6 +208,16 @@ class AgentToolset:
         """Secret values the run resolved: a server may echo them (in a result, an error), and they must reach
         neither the model nor the log."""
         self.log: list[ToolCallLogEntry] = []
+
+    def _offer(self) -> list[str]:
+        """Offer the tools up to the cap; the warnings name the tools over it."""
+        named = ToolNameMap([(tool.name, tool) for tool in self._tools]).items()
+        specs = [_spec(name, tool, self._fence) for name, tool in named]
+        offered = _offered_count(specs)
+        self._specs = specs[:offered]
+        # Only the offered tools can be called: the model knows no others, and an unknown-tool hint lists these.
+        self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap(named[:offered])
+        return _over_the_cap_warnings([name for name, _ in named[offered:]], offered)
 
     @property
     def specs(self) -> list[dict[str, Any]]:
@@ -225,6 +239,7 @@ class AgentToolset:
                 group.start_soon(run, index, call)
         done = [reply for reply in replies if reply is not None]
         self.log.extend(self._scrubbed(reply.entry) for reply in done)
+        await self._follow_tool_changes(turn)
         return ToolTurn(self._messages(calls, done), [reply.error for reply in done if reply.error is not None])
 
     async def _run(self, call: _Call, turn: int) -> _Reply:
@@ -248,6 +263,15 @@ class AgentToolset:
             added += self._records(call, reply)
         # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
         return reply._replace(note=update_note(added)) if added and reply.result is not None else reply
+
+    async def _follow_tool_changes(self, turn: int) -> None:
+        """Offer the new tool sets of the servers that said their tools changed, and note each change in the log."""
+        if self._watch is None:
+            return
+        self._tools, changes = await self._watch.follow(self._tools)
+        if changes:
+            self._offer()
+            self.log.extend(_change_entry(change, turn) for change in changes)
 
     def _records(self, call: _Call, reply: _Reply) -> list[DataTable]:
         """With a data repository: the records of a successful MCP result as a new table."""
@@ -354,6 +378,16 @@ def _over_the_cap_warnings(left_out: Sequence[str], offered: int) -> list[str]:
         f"({listed}{more}): a model is offered at most {MAX_OFFERED_TOOLS} tools with at most "
         f"{MAX_OFFERED_SPEC_BYTES:,} bytes of specs; filter the tools table or use the allow-list to choose them"
     ]
+
+
+def _change_entry(change: ToolChange, turn: int) -> ToolCallLogEntry:
+    """The tool-call log's note that a server changed its tools: which are offered from the next model call on."""
+    record = CallRecord(
+        tool=TOOLS_CHANGED, kind="mcp", server=change.server, arguments={}, status="tools_changed", error=None,
+        duration_ms=0.0,
+    )  # fmt: skip
+    result = json.dumps({"added": change.added, "removed": change.removed}, ensure_ascii=False)
+    return ToolCallLogEntry(turn=turn, tool_call_id="", tool=TOOLS_CHANGED, record=record, result=result)
 
 
 def _calls(message: AIMessage) -> list[_Call]:

@@ -29,10 +29,11 @@ import anyio
 
 from knime_mcp.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, parse_template
 from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
-from knime_mcp.config import CredentialLookup
+from knime_mcp.config import CredentialLookup, ElicitationMode, ServerRequestPolicy
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.pool import ClientPool
+from knime_mcp.server_requests import ServerRequests
 from knime_mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tool import MCPTool
 
@@ -92,6 +93,10 @@ class CallerOptions:
     """Connect to the tool's server as it is; by default it is checked first unless sealed on this machine, as
     with :attr:`knime_mcp.agent.AgentConfig.trust_all_servers`."""
 
+    elicitation: ElicitationMode = "decline"
+    """A form the tool asks for while it runs: declined (the row fails), or answered with its defaults when every
+    field has one (see :mod:`knime_mcp.server_requests`)."""
+
     def concurrency_for(self, tool: MCPTool) -> int:
         """How many calls of ``tool`` run at once."""
         return self.concurrency if self.concurrent_writes or tool.annotations.concurrency_safe else 1
@@ -145,7 +150,7 @@ class _Run:
         total_rows: int | None,
     ) -> None:
         self.tool, self.options, self.pool = tool, options, pool
-        self.dispatcher = Dispatcher(pool, timeout=options.timeout, retry=options.retry)
+        self.dispatcher = Dispatcher(pool, timeout=options.timeout, retry=options.retry, progress=self._report_tool)
         self.sink, self.progress, self.total_rows = sink, progress, total_rows
         self.stop: int | None = None
         """``fail`` mode: the first failed row seen so far; no row after it is dispatched."""
@@ -227,13 +232,17 @@ class _Run:
                 self.batches += 1
                 self._report()
 
-    def _report(self) -> None:
+    def _report(self, activity: str | None = None) -> None:
         if self.progress is None:
             return
-        if self.total_rows:
-            self.progress(min(self.rows / self.total_rows, 1.0), f"{self.rows:,} of {self.total_rows:,} rows called")
-        else:
-            self.progress(0.0, f"{self.rows:,} rows called")
+        fraction = min(self.rows / self.total_rows, 1.0) if self.total_rows else 0.0
+        called = f"{self.rows:,} of {self.total_rows:,}" if self.total_rows else f"{self.rows:,}"
+        called += " rows called"
+        self.progress(fraction, f"{called}; {activity}" if activity else called)
+
+    def _report_tool(self, tool: str, text: str) -> None:
+        """A long call's progress notifications, after the rows written so far."""
+        self._report(f"tool {tool}: {text}")
 
 
 def _sole(group: BaseExceptionGroup) -> BaseException:
@@ -307,6 +316,7 @@ async def call_table(
             max_concurrency=options.concurrency,
             check_unsealed=not options.trust_all_servers,
             show_sign_in=show_sign_in,
+            requests=ServerRequests(ServerRequestPolicy(elicitation=options.elicitation)),
         ) as own_pool:
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress

@@ -24,6 +24,8 @@ from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.cli_catalog import COMMANDS as CATALOG_COMMANDS
+from knime_mcp.cli_catalog import add_catalog_commands, run_catalog_command
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
 from knime_mcp.render import terminal_safe
@@ -89,7 +91,11 @@ def _server_options() -> argparse.ArgumentParser:
         help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
         "server with a stored sign-in uses that",
     )
-    group.add_argument("--client-id", help="OAuth: a client registered beforehand (default: knime-mcp registers)")
+    group.add_argument(
+        "--client-id",
+        help="OAuth: a client registered beforehand, or the https URL of a client ID metadata document (default: "
+        "knime-mcp registers)",
+    )
     group.add_argument(
         "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
     )
@@ -100,6 +106,20 @@ def _server_options() -> argparse.ArgumentParser:
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
     group.add_argument("--name", help="display name of the server")
+    group.add_argument(
+        "--roots",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder a stdio server may see (its roots); repeat for more (default: none)",
+    )
+    group.add_argument(
+        "--elicitation",
+        choices=["decline", "defaults"],
+        default="decline",
+        help="a form a tool asks for while it runs: decline it (the call fails), or answer with the form's "
+        "defaults when every field has one",
+    )
     return options
 
 
@@ -169,6 +189,7 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
         env=_environment(args.env),
         auth=_auth(text, args),
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+        roots=tuple(os.path.abspath(root) for root in args.roots),
     )
 
 
@@ -319,6 +340,9 @@ def _parser() -> _Parser:
     agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
     agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
     agent.add_argument("--format", choices=["text", "json"], default="text")
+    agent.add_argument(
+        "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
+    )
     _add_policy_options(agent, "block")
 
     login = commands.add_parser(
@@ -327,6 +351,7 @@ def _parser() -> _Parser:
     login.add_argument("server", help="the server's http(s) URL")
     logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
     logout.add_argument("server", help="the server's http(s) URL")
+    add_catalog_commands(commands, server)
 
     demo = commands.add_parser(
         "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
@@ -340,10 +365,11 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """Parse and check the words: the usage errors the words alone show surface here, before any connection."""
     options, command = _split_command(argv)
     name = next((word for word in options if not word.startswith("-")), None)
-    if name in ("call", "call-table") and command and argv.count("--") < 2:
+    after = {"call": "TOOL", "call-table": "TOOL", **CATALOG_COMMANDS}.get(name or "")
+    if after and command and argv.count("--") < 2:
         raise UsageError(
-            f"{name} needs a second '--' after the server's command line, before TOOL.",
-            hint=f"knime-mcp {name} -- COMMAND WORDS -- TOOL …",
+            f"{name} needs a second '--' after the server's command line, before {after}.",
+            hint=f"knime-mcp {name} -- COMMAND WORDS -- {after} …",
         )
     args = _parser().parse_args(options)
     server = getattr(args, "server", None)
@@ -438,12 +464,19 @@ def _write_text(text: str, path: str | None, out: TextIO) -> None:
 def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
     arguments = _parse_arguments(_read_arguments(args.args, sys.stdin))
     from knime_mcp.client import McpClient
+    from knime_mcp.config import ServerRequestPolicy
     from knime_mcp.results import ToolResult
     from knime_mcp.schema import validate_arguments
+    from knime_mcp.server_requests import ServerRequests, progress_text
     from knime_mcp.sync import run_sync
 
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        print(f"Progress: {terminal_safe(progress_text(done, total, message))}", file=sys.stderr, flush=True)
+
+    requests = ServerRequests(ServerRequestPolicy(elicitation=args.elicitation))
+
     async def call() -> ToolResult:
-        async with McpClient(spec, show_sign_in=show) as client:
+        async with McpClient(spec, show_sign_in=show, requests=requests) as client:
             tool = _find_tool(await client.list_tools(), args.tool, spec)
             problems = validate_arguments(tool, arguments)
             if problems:
@@ -452,7 +485,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
                     server=spec.display_name,
                     hint="'knime-mcp tools --format json' with this server shows the tool's input_schema.",
                 )
-            return await client.call_tool(args.tool, arguments)
+            return await client.call_tool(args.tool, arguments, progress=progress)
 
     result = run_sync(call)
     out.write(terminal_safe(json.dumps(result.to_dict(), indent=2, ensure_ascii=False)) + "\n")
@@ -524,6 +557,7 @@ def _command_call_table(
         concurrent_writes=args.concurrency is not None,
         retry=RetryPolicy(attempts=args.retries + 1),
         on_error=args.on_error,
+        elicitation=args.elicitation,
     )
     suffix = os.path.splitext(args.input)[1].lower()
     if suffix not in (".csv", ".parquet"):
@@ -577,6 +611,7 @@ def _command_call_table(
 def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, show: SignInPrompt) -> int:
     from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
     from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+    from knime_mcp.config import ServerRequestPolicy
     from knime_mcp.provider import list_server_tools
     from knime_mcp.sync import run_sync
 
@@ -600,6 +635,8 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, sh
         errors="column",
         max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
         policy=_tool_policy(args),
+        server_requests=ServerRequestPolicy(elicitation=args.elicitation),
+        resources=args.resources,
     )
 
     async def agent() -> AgentRun:
@@ -719,6 +756,10 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
             return _command_login(spec, out, err)
         case "logout":
             return _command_logout(spec, out)
+        case command if command in CATALOG_COMMANDS:
+            return run_catalog_command(
+                args, spec, out, show, lambda text: _parse_arguments(_read_arguments(text, sys.stdin))
+            )
     return _command_call(args, spec, out, show)
 
 

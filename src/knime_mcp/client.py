@@ -17,11 +17,11 @@ from __future__ import annotations
 import enum
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import anyio
 import httpx2
@@ -29,7 +29,7 @@ import mcp
 import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
 from knime_mcp.auth import ServerOAuth, connect_deadline
 from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
@@ -44,6 +44,7 @@ from knime_mcp.config import (
 )
 from knime_mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.errors import (
+    SESSION_TERMINATED,
     McpToolError,
     OutcomeUnknownError,
     ServerAuthError,
@@ -51,14 +52,19 @@ from knime_mcp.errors import (
     ServerConnectError,
     SessionExpiredError,
     SessionLostError,
+    ToolCallError,
     ToolError,
     ToolTimeoutError,
     masked,
+    scrub,
     translate,
     translate_errors,
 )
+from knime_mcp.prompts import MCPPrompt, RenderedPrompt, check_arguments, prompt_refused
+from knime_mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.results import ToolResult
 from knime_mcp.seal import seal_spec
+from knime_mcp.server_requests import CallProgress, ServerRequests, SessionRequests
 from knime_mcp.tool import MCPTool
 from knime_mcp.transports import FALLBACK_STATUSES, ConcreteTransport, HttpPool, candidate_transports, open_transport
 from knime_mcp.urlguard import PinnedHost
@@ -71,6 +77,15 @@ __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class _Page(Protocol):
+    """One page of a list the server hands out a page at a time."""
+
+    next_cursor: str | None
+
+
+_PageT = TypeVar("_PageT", bound=_Page)
 
 DEFAULT_MAX_CONCURRENCY = 8
 _MAX_PAGES = 1000
@@ -92,6 +107,7 @@ class _Session:
     client: mcp.Client
     kind: ConcreteTransport
     diagnostics: Diagnostics
+    requests: SessionRequests
     closing: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
     lost: BaseException | None = None
@@ -139,13 +155,16 @@ class McpClient:
         breaker: CircuitBreaker = DEFAULT_BREAKER,
         pin: PinnedHost | None = None,
         show_sign_in: Callable[[str], None] | None = None,
+        requests: ServerRequests | None = None,
     ) -> None:
-        """``pin``: for a server from data, the address :mod:`knime_mcp.urlguard` checked; every HTTP request of
-        every session goes there. ``show_sign_in``: for an OAuth server (:mod:`knime_mcp.auth`), how to tell a person
-        where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run)."""
+        """``requests``: how to answer what the server asks of the client (sampling, forms); by default everything
+        is declined. ``pin``: for a server from data, the address :mod:`knime_mcp.urlguard` checked; every HTTP
+        request of every session goes there. ``show_sign_in``: for an OAuth server (:mod:`knime_mcp.auth`), how to
+        tell a person where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run)."""
         self.spec = spec
         self._pin = pin
         self._show_sign_in = show_sign_in
+        self._requests = requests or ServerRequests()
         self._oauth: ServerOAuth | None = None
         self._circuit = Circuit(breaker)
         self._credentials = credentials
@@ -170,6 +189,16 @@ class McpClient:
     def handshake(self) -> Handshake | None:
         """The handshake the server answered, once connected."""
         return self._handshake
+
+    @property
+    def tool_list_changes(self) -> int:
+        """How many times the server said its tool list changed, in the current session."""
+        return self._sessions[-1].requests.tool_list_changes if self._sessions else 0
+
+    def offers(self, feature: Literal["resources", "prompts"]) -> bool:
+        """Whether the server declared the capability (False before it is connected): a server without it answers
+        a listing with "method not found", so this client lists nothing there instead."""
+        return bool(self._sessions) and getattr(self._sessions[-1].client.server_capabilities, feature) is not None
 
     @property
     def transport(self) -> ConcreteTransport | None:
@@ -343,6 +372,7 @@ class McpClient:
             pin=self._pin,
             auth=self._auth(),
         )
+        requests = self._requests.session(self.spec, lambda text: scrub(text, self._secrets))
         try:
             async with mcp.Client(
                 transport,
@@ -350,12 +380,17 @@ class McpClient:
                 read_timeout_seconds=self.spec.timeouts.call,
                 cache=None,
                 client_info=_CLIENT_INFO,
+                **requests.client_options(),
             ) as client:
                 _keep_mismatched_results(client.session)
                 self._handshake = "initialize" if client.session.initialize_result is not None else "discover"
-                session = _Session(client, kind, diagnostics)
-                task_status.started(session)
-                await session.closing.wait()
+                async with anyio.create_task_group() as following:
+                    if self._handshake == "discover":
+                        await following.start(requests.follow_changes, client)
+                    session = _Session(client, kind, diagnostics, requests)
+                    task_status.started(session)
+                    await session.closing.wait()
+                    following.cancel_scope.cancel()
         except Exception as exc:
             if session is None:
                 raise
@@ -435,37 +470,133 @@ class McpClient:
         listed = replace(self.spec, handshake=self._handshake)
         if self._pin is None:
             listed = seal_spec(listed)
+        return await self._list_all(
+            mcp.Client.list_tools, lambda page: [MCPTool.from_sdk(tool, listed) for tool in page.tools], "tools"
+        )
 
-        async def walk(session: _Session) -> list[MCPTool]:
-            tools: list[MCPTool] = []
+    async def list_resources(self) -> list[MCPResource]:
+        """Every resource the server lists, following pagination cursors to the end."""
+        if not self.offers("resources"):
+            return []
+        return await self._list_all(
+            mcp.Client.list_resources, lambda page: map(MCPResource.from_sdk, page.resources), "resources"
+        )
+
+    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        """Every resource template the server lists, following pagination cursors to the end."""
+        if not self.offers("resources"):
+            return []
+        return await self._list_all(
+            mcp.Client.list_resource_templates,
+            lambda page: map(MCPResourceTemplate.from_sdk, page.resource_templates),
+            "resource templates",
+        )
+
+    async def list_prompts(self) -> list[MCPPrompt]:
+        """Every prompt the server lists, following pagination cursors to the end."""
+        if not self.offers("prompts"):
+            return []
+        return await self._list_all(
+            mcp.Client.list_prompts, lambda page: map(MCPPrompt.from_sdk, page.prompts), "prompts"
+        )
+
+    async def read_resource(self, uri: str, *, max_bytes: int | None = None) -> list[ResourceContent]:
+        """The contents at ``uri`` (a template's URI: :meth:`MCPResourceTemplate.fill`); binary contents larger than
+        ``max_bytes`` fail the read with a :class:`ResourceError` that states the limit."""
+
+        async def read(session: _Session) -> list[ResourceContent]:
+            result = await self._ask(
+                session,
+                partial(session.client.read_resource, uri),
+                late=f"return resource {uri!r}",
+                refused=lambda exc: read_refused(uri, exc.error.code, exc.error.message, self.server),
+            )
+            contents = read_contents(result, uri=uri, server=self.server, max_bytes=max_bytes)
+            return [content.masked(self._secrets) for content in contents]
+
+        return await self._read_request(read, what=f"reading resource {uri!r}")
+
+    async def get_prompt(self, prompt: str | MCPPrompt, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        """The messages of ``prompt`` with ``arguments`` filled in; a listed prompt (an :class:`MCPPrompt`) has the
+        arguments it requires checked before anything is sent."""
+        arguments = dict(arguments or {})
+        if isinstance(prompt, MCPPrompt):
+            check_arguments(prompt, arguments, self.server)
+        name = prompt.name if isinstance(prompt, MCPPrompt) else prompt
+
+        async def get(session: _Session) -> RenderedPrompt:
+            result = await self._ask(
+                session,
+                partial(session.client.get_prompt, name, arguments),
+                late=f"give prompt {name!r}",
+                refused=lambda exc: prompt_refused(name, exc.error.message, self.server),
+            )
+            return RenderedPrompt.from_sdk(result).masked(self._secrets)
+
+        return await self._read_request(get, what=f"getting prompt {name!r}")
+
+    async def _list_all(
+        self, list_page: Callable[..., Awaitable[_PageT]], items: Callable[[_PageT], Iterable[T]], what: str
+    ) -> list[T]:
+        """The items of every page of one of the server's lists; a cursor seen before ends the walk, so a server
+        that hands out cursors in a circle cannot hold the client."""
+
+        async def walk(session: _Session) -> list[T]:
+            found: list[T] = []
             cursor: str | None = None
             seen: set[str] = set()
             for _ in range(_MAX_PAGES):
-                key = _call_key()
-                try:
-                    page = await session.client.list_tools(cursor=cursor, meta=_meta(key))
-                except MCPError as exc:
-                    if (refusal := await self._refusal(session, key, exc)) is not None:
-                        raise refusal from exc
-                    if exc.error.code != REQUEST_TIMEOUT:
-                        raise
-                    raise ServerConnectError(
-                        f"The server did not list its tools within the call timeout of {self.spec.timeouts.call:g} s.",
-                        server=self.server,
-                        hint=session.diagnostics.no_answer_hint(
-                            "Raise the call timeout if the server is slow, or check that it is responsive."
-                        ),
-                    ) from exc
-                finally:
-                    session.diagnostics.forget(key)
-                tools.extend(MCPTool.from_sdk(tool, listed) for tool in page.tools)
+                fetch = partial(list_page, session.client, cursor=cursor)
+                page = await self._ask(session, fetch, late=f"list its {what}", late_error=ServerConnectError)
+                found.extend(items(page))
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
-                    return tools
+                    return found
                 seen.add(cursor)
-            raise ServerConnectError(f"The tool list did not end after {_MAX_PAGES} pages.", server=self.server)
+            raise ServerConnectError(f"The list of {what} did not end after {_MAX_PAGES} pages.", server=self.server)
 
-        return await self._request(walk, what="listing the tools", repeatable=True)
+        return await self._read_request(walk, what=f"listing the {what}")
+
+    async def _read_request(self, send: Callable[[_Session], Awaitable[T]], *, what: str) -> T:
+        """A request that only reads, so it is sent again after a lost session; secrets are masked in its errors."""
+        try:
+            return await self._request(send, what=what, repeatable=True)
+        except McpToolError as exc:
+            self._masked(exc)
+            raise
+
+    async def _ask(
+        self,
+        session: _Session,
+        send: Callable[..., Awaitable[T]],
+        *,
+        late: str,
+        late_error: type[McpToolError] = ToolTimeoutError,
+        refused: Callable[[MCPError], McpToolError] | None = None,
+    ) -> T:
+        """``send(meta=…)`` once over ``session``: an HTTP refusal, a request that never went out and the call
+        timeout (``late``: what the server did not do in time) become clear errors, and so does the server's own
+        JSON-RPC error, when ``refused`` translates it."""
+        key = _call_key()
+        try:
+            return await send(meta=_meta(key))
+        except MCPError as exc:
+            if (refusal := await self._refusal(session, key, exc)) is not None:
+                raise refusal from exc
+            if exc.error.code == REQUEST_TIMEOUT:
+                self._cancelled_calls = True
+                raise late_error(
+                    f"The server did not {late} within the call timeout of {self.spec.timeouts.call:g} s.",
+                    server=self.server,
+                    hint=session.diagnostics.no_answer_hint(
+                        "Raise the call timeout if the server is slow, or check that it is responsive."
+                    ),
+                ) from exc
+            if refused is None or exc.error.code in (CONNECTION_CLOSED, PARSE_ERROR):
+                raise
+            raise refused(exc) from exc
+        finally:
+            session.diagnostics.forget(key)
 
     async def call_tool(
         self,
@@ -474,20 +605,35 @@ class McpClient:
         *,
         timeout: float | None = None,
         repeatable: bool = False,
+        progress: CallProgress | None = None,
     ) -> ToolResult:
         """Call one tool; calls beyond the concurrency limit wait for a free slot.
 
         ``repeatable``: the tool is read-only or idempotent, so a call cut off by a lost session may be resent.
+        ``progress`` hears the call's progress notifications. A call during which the client declined to fill in a
+        form for the server is a :class:`ToolCallError`: the server's answer after a decline reads like a success.
+        MCP does not say which call a form belongs to, so every call in flight on the session then fails.
         """
         seconds = timeout or self.spec.timeouts.call
         arguments = dict(arguments or {})
 
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            assert progress is not None
+            progress(done, total, message and scrub(message, self._secrets))
+
         async def call(session: _Session) -> ToolResult:
             key = _call_key()
+            declined = len(session.requests.declined)
             try:
                 result = await session.client.call_tool(
-                    tool_name, arguments, read_timeout_seconds=seconds, meta=_meta(key)
+                    tool_name,
+                    arguments,
+                    read_timeout_seconds=seconds,
+                    progress_callback=on_progress if progress else None,
+                    meta=_meta(key),
                 )
+                if reasons := session.requests.declined[declined:]:
+                    raise _declined_error(tool_name, reasons, self.server)
                 return ToolResult.from_sdk(result)
             except _MismatchedResult as exc:
                 return ToolResult.from_sdk(exc.result, mismatch=exc.reason)
@@ -516,27 +662,31 @@ class McpClient:
         return result.masked(self._secrets)
 
     async def _refusal(self, session: _Session, key: str | None, exc: MCPError) -> McpToolError | None:
-        """The error for a request the server refused with an HTTP status (matched by its call key), or that never
-        reached the server before its session ended, else None.
+        """The error for a request the server refused with an HTTP status (matched by its call key), or whose sign-in
+        failed, or that never reached the server before its session ended, else None.
 
         On an open Streamable HTTP or SSE session, 404 (and 400, which some servers send) means the server no longer
         knows the session id: the request never ran.
         """
         if _transport_ended(session, exc):
             await self._wind_down(session)
+        if key and (failed := session.diagnostics.failed_sign_ins.pop(key, None)) is not None:
+            return translate(failed, self.server)
         refused = session.diagnostics.refused_calls.pop(key, None) if key else None
         if refused is None:
             return self._unsent(session, key, exc)
-        status, retry_after = refused
+        status, retry_after, challenge = refused
         if _busy(status):
             return ServerBusyError(status, retry_after, server=self.server)
+        if status in _SESSION_REFUSED and session.kind == "streamable-http" and exc.error.message not in _STAND_INS:
+            return None  # the server's own JSON-RPC error, sent with the status (400 for invalid params)
         if status in _SESSION_REFUSED and session.kind != "stdio":
             return SessionExpiredError(
                 f"The server refused this session (HTTP {status}); it may have restarted.",
                 server=self.server,
                 hint="The client opens a new session once; if that fails too, check the server's log.",
             )
-        return translate(exc, self.server, http_status=status)
+        return translate(exc, self.server, http_status=status, challenge=challenge)
 
     async def _wind_down(self, session: _Session) -> None:
         """Close an ended session's transport and wait a while: a request still on its way (an SSE POST in flight,
@@ -565,6 +715,16 @@ class McpClient:
             await self._limiter.acquire()
 
 
+def _declined_error(tool_name: str, reasons: list[str], server: str) -> ToolCallError:
+    return ToolCallError(
+        f"Tool {tool_name!r} asked for input, which knime-mcp declined ({'; '.join(reasons)}), so its answer is "
+        "not used.",
+        server=server,
+        hint="Give the tool what it asks for as arguments if it takes them; for a form whose fields all have "
+        "defaults, let the node (or --elicitation defaults) answer with the defaults.",
+    )
+
+
 def _transport_ended(session: _Session, exc: MCPError) -> bool:
     """Whether ``exc`` is the end of the session's transport, not one request given up on a live session (Streamable
     HTTP answers "connection closed" for a response stream that broke off)."""
@@ -583,6 +743,9 @@ def _busy(status: int) -> bool:
 
 
 _SESSION_REFUSED = frozenset({400, 404})
+
+_STAND_INS = frozenset({"Server returned an error response", SESSION_TERMINATED, "Not Found"})
+"""The messages of the errors the SDK makes up for an HTTP error status whose body holds no JSON-RPC error."""
 
 
 def _call_key() -> str:

@@ -30,11 +30,15 @@ from knime_mcp.errors import ConfigError
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
+    "DEFAULT_SERVER_REQUESTS",
     "DEMO_SERVER",
     "AuthKind",
+    "ElicitationMode",
     "Handshake",
     "AuthRef",
     "CredentialLookup",
+    "SamplingLimits",
+    "ServerRequestPolicy",
     "ServerSpec",
     "Timeouts",
     "TransportKind",
@@ -77,6 +81,44 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+ElicitationMode = Literal["decline", "defaults"]
+"""How a form a tool asks for is answered while nobody watches: declined, or filled in with the defaults of its
+schema when every field has one (else declined)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingLimits:
+    """How much of the run's chat model servers may use (``sampling/createMessage``): each request costs tokens."""
+
+    max_tokens: int = 1000
+    """Tokens one answer may have at most; a request asking for more gets this many."""
+
+    max_requests: int = 10
+    """Requests answered per run, across all servers; later ones are declined."""
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1 or self.max_requests < 1:
+            raise ConfigError("The sampling limits (tokens per request, requests per run) must be at least 1.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerRequestPolicy:
+    """How a run answers what servers ask of the client while a tool runs (see :mod:`knime_mcp.server_requests`)."""
+
+    elicitation: ElicitationMode = "decline"
+
+    sampling: SamplingLimits | None = None
+    """Answer sampling requests with the run's chat model within these limits; None: decline them."""
+
+    def __post_init__(self) -> None:
+        if self.elicitation not in get_args(ElicitationMode):
+            raise ConfigError(
+                f"Unknown elicitation mode {self.elicitation!r}; use one of {', '.join(get_args(ElicitationMode))}."
+            )
+
+
+DEFAULT_SERVER_REQUESTS = ServerRequestPolicy()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +239,11 @@ class ServerSpec:
 
     timeouts: Timeouts = DEFAULT_TIMEOUTS
 
+    roots: tuple[str, ...] = ()
+    """Absolute paths of the folders a stdio server may see, sent as its ``roots/list`` answer; empty: the client
+    offers no roots. Part of the identity (and so of the seal) when set, left out of the JSON when empty, so tables
+    written before it read, and are sealed, the same."""
+
     seal: str | None = field(default=None, repr=False)
     """Proof that a person named this server in settings on this machine; set by
     :func:`knime_mcp.seal.seal_spec` only, and left out of comparisons."""
@@ -237,8 +284,24 @@ class ServerSpec:
             )
         if self.transport in ("streamable-http", "sse") and not self.is_url:
             raise ConfigError(f"Transport {self.transport!r} needs an http(s) URL, got a command line.")
+        self._check_roots()
         object.__setattr__(self, "env", dict(self.env))
         object.__setattr__(self, "headers", dict(self.headers))
+        object.__setattr__(self, "roots", tuple(self.roots))
+
+    def _check_roots(self) -> None:
+        if not self.roots:
+            return
+        if self.is_url:
+            raise ConfigError(
+                "Roots are folders on this machine, which only a stdio server can see.",
+                hint="Leave the folders empty for an http(s) server.",
+            )
+        if relative := [root for root in self.roots if not Path(root).is_absolute()]:
+            raise ConfigError(
+                f"The root folder {relative[0]!r} is not an absolute path.",
+                hint="Write each folder the server may see as a full path.",
+            )
 
     @property
     def is_url(self) -> bool:
@@ -270,13 +333,15 @@ class ServerSpec:
     def identity(self) -> str:
         """The JSON of everything but the seal, computed once: it keys the session pool, is compared on every
         call, and is what a seal signs."""
-        return _compact_json({name: value for name, value in asdict(self).items() if name not in _NOT_IDENTITY})
+        return _compact_json({name: value for name, value in self.to_dict().items() if name not in _NOT_IDENTITY})
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for name in _NOT_IDENTITY:
             if data[name] is None:
                 del data[name]
+        if not self.roots:
+            del data["roots"]
         return data
 
     def to_json(self) -> str:
@@ -289,6 +354,7 @@ class ServerSpec:
         values = dict(data)
         values["auth"] = AuthRef(**values.get("auth") or {})
         values["timeouts"] = Timeouts(**values.get("timeouts") or {})
+        values["roots"] = tuple(values.get("roots") or ())
         return cls(**values)
 
     @classmethod

@@ -46,6 +46,7 @@ __all__ = [
     "message_to_row",
     "messages_from_arrow",
     "messages_from_rows",
+    "rows_table",
 ]
 
 ROLE = "Role"
@@ -256,9 +257,14 @@ def conversation_columns(*, error_column: bool = False) -> list[tuple[str, Colum
 def conversation_table(conversation: Conversation, *, error_column: bool = False) -> pa.Table:
     """The conversation as an Arrow table of the columns of :func:`conversation_columns`: strings, and PNG bytes
     (``large_binary``) in :data:`IMAGE`. Missing values stay typed, unlike in pandas."""
+    return rows_table(conversation.rows(error_column=error_column), error_column=error_column)
+
+
+def rows_table(rows: Sequence[Mapping[str, str | None]], *, error_column: bool = False) -> pa.Table:
+    """Conversation rows (:func:`message_to_row`, with :data:`ERROR` in the error-column mode) as the table
+    :func:`conversation_table` makes, for rows that come from elsewhere than one :class:`Conversation`."""
     import pyarrow as pa
 
-    rows = conversation.rows(error_column=error_column)
     arrays = {}
     for name, kind in conversation_columns(error_column=error_column):
         if kind == "image":

@@ -2,7 +2,9 @@
 
 Layer: a standalone program on the SDK's `MCPServer`; in the core only the CLI's `demo-server` command imports it.
 Each tool shows one thing a client must handle: plain text, a wrapped scalar result, nested objects and arrays, an
-enum, an image, structured output, an error result, a slow call and a destructive annotation.
+enum, an image, structured output, an error result, a slow call and a destructive annotation. Its one prompt,
+`review_chart`, shows what the npm server-everything's prompts do not: an image in a prompt message; its one resource
+template, `demo://chart/{values}`, an image resource.
 
     python -m knime_mcp.demo_server                                   # stdio
     python -m knime_mcp.demo_server --transport streamable-http       # prints the URL it listens on
@@ -27,6 +29,7 @@ from typing import Annotated, Literal
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -159,6 +162,22 @@ def build_server() -> MCPServer:
     def delete_record(record_id: Annotated[str, Field(min_length=1, description="The record to delete.")]) -> str:
         """Delete a record by id. The demo keeps no records, so nothing is lost; the annotation is what matters."""
         return f"Record {record_id} deleted."
+
+    @server.resource("demo://chart/{values}", title="Bar chart", mime_type="image/png")
+    def chart(values: str) -> bytes:
+        """A bar chart of the comma-separated non-negative bar heights, as a PNG image."""
+        return _bar_chart_png([float(value) for value in values.split(",")])
+
+    @server.prompt(title="Review a bar chart")
+    def review_chart(
+        values: Annotated[str, Field(description="Comma-separated non-negative bar heights, e.g. '3,1,2'.")],
+    ) -> list[UserMessage]:
+        """Ask for a review of a bar chart of the values, with the chart as an image."""
+        heights = [float(value) for value in values.split(",")]
+        return [
+            UserMessage(f"Review this bar chart of {len(heights)} values: is anything unusual?"),
+            UserMessage(Image(data=_bar_chart_png(heights), format="png")),
+        ]
 
     return server
 

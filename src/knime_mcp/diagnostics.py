@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import anyio
 import httpx2
@@ -19,10 +19,18 @@ from pydantic import ValidationError
 
 from knime_mcp.legacy_sse import reply_id
 
-__all__ = ["AUTH_STATUSES", "CALL_KEY", "Diagnostics", "call_key_in", "unreadable_id"]
+__all__ = ["AUTH_STATUSES", "CALL_KEY", "Diagnostics", "Refusal", "call_key_in", "unreadable_id"]
 
 AUTH_STATUSES = frozenset({401, 403})
 """Answers that ask for (other) credentials: they stop the ``auto`` fallback and no later status hides them."""
+
+
+class Refusal(NamedTuple):
+    """How the server refused a request: its HTTP status, Retry-After seconds and ``WWW-Authenticate`` header."""
+
+    status: int
+    retry_after: float | None
+    challenge: str | None
 
 
 class Diagnostics:
@@ -42,8 +50,10 @@ class Diagnostics:
         """The ``WWW-Authenticate`` header of the first authentication answer, e.g. ``Bearer resource_metadata=…``."""
         self.malformed: str | None = None
         """The first message that was not valid JSON-RPC, shortened."""
-        self.refused_calls: dict[str, tuple[int, float | None]] = {}
-        """HTTP status and Retry-After seconds of refused requests, by the call key stamped in their ``_meta``."""
+        self.refused_calls: dict[str, Refusal] = {}
+        """Refused requests, by the call key stamped in their ``_meta``."""
+        self.failed_sign_ins: dict[str, Exception] = {}
+        """Why the sign-in (or step-up) that a refused request needed failed, by its call key."""
         self.unmatched_id: str | None = None
         """The first response id that matches no request sent on the session, shortened."""
         self.sent_calls: set[str] = set()
@@ -58,25 +68,35 @@ class Diagnostics:
         self._bodies: dict[str, _ResponseBody] = {}
 
     async def record_response(self, response: httpx2.Response) -> None:
-        if response.status_code < 400:
-            return
-        if not self.asked_for_auth:
+        """Every HTTP error answer, also one that an OAuth provider goes on to answer itself (a sign-in, a refresh,
+        a step-up): what the server asked for."""
+        if response.status_code >= 400 and not self.asked_for_auth:
             self.http_status = response.status_code
             challenge = response.headers.get("WWW-Authenticate")
             if challenge is not None or response.status_code in AUTH_STATUSES:
                 self.challenge = challenge
                 self._auth_answer = True
+
+    async def record_outcome(self, response: httpx2.Response) -> None:
+        """The response a request finally got, after any sign-in, refresh or step-up: a refusal of a JSON-RPC
+        request is kept by its call key, and ends a legacy SSE session."""
+        if response.status_code < 400:
+            return
         body = _body(response.request)
         if (key := call_key_in(body)) is not None:
-            self.refused_calls[key] = (response.status_code, _retry_after(response))
+            challenge = response.headers.get("WWW-Authenticate")
+            self.refused_calls[key] = Refusal(response.status_code, _retry_after(response), challenge)
         await self._end_on_refusal(body)
 
-    async def record_failure(self, request: httpx2.Request) -> None:
-        """A request whose connection failed before its response arrived. For a JSON-RPC message that is the end of
-        the transport: the SDK's writers (Streamable HTTP and SSE) stop at the first failed POST."""
+    async def record_failure(self, request: httpx2.Request, error: Exception) -> None:
+        """A request that got no response: its connection failed, or the sign-in it needed did (then it was refused,
+        and not sent again). For a JSON-RPC message that is the end of the transport: the SDK's writers (Streamable
+        HTTP and SSE) stop at the first failed POST."""
         body = _body(request)
         if isinstance(body, dict) and "method" in body:
             self.ended = True
+        if not isinstance(error, httpx2.TransportError) and (key := call_key_in(body)) is not None:
+            self.failed_sign_ins[key] = error
         await self._end_on_refusal(body)
 
     async def _end_on_refusal(self, body: object) -> None:

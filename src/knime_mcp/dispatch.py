@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from knime_mcp.errors import (
@@ -32,6 +33,7 @@ from knime_mcp.policy import ToolPolicy, task_refusal
 from knime_mcp.redaction import redact
 from knime_mcp.results import ToolResult
 from knime_mcp.schema import validate_arguments
+from knime_mcp.server_requests import progress_text
 from knime_mcp.tool import MCPTool
 
 if TYPE_CHECKING:
@@ -39,11 +41,18 @@ if TYPE_CHECKING:
 
     from knime_mcp.pool import ClientPool
 
-__all__ = ["CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "redact"]
+__all__ = [
+    "CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "ToolProgress", "redact"
+]  # fmt: skip
 
 CallStatus = Literal[
-    "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed"
+    "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed",
+    "tools_changed",
 ]
+"""How a call ended; ``tools_changed`` marks the tool-call log's note that a server's tool list changed."""
+
+ToolProgress = Callable[[str, str], None]
+"""Hears the progress of MCP tool calls: ``(tool name, progress line)``."""
 
 @dataclass(frozen=True, kw_only=True)
 class LocalTool:
@@ -146,6 +155,10 @@ def _retryable(error: BaseException) -> bool:
     return isinstance(error, ToolTimeoutError | ServerConnectError | OutcomeUnknownError)
 
 
+def _report_progress(report: ToolProgress, tool: str, done: float, total: float | None, message: str | None) -> None:
+    report(tool, progress_text(done, total, message))
+
+
 class Dispatcher:
     """Runs tool calls for one run; safe to use from many tasks at once."""
 
@@ -156,8 +169,10 @@ class Dispatcher:
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
         policy: ToolPolicy | None = None,
+        progress: ToolProgress | None = None,
     ) -> None:
         self._pool = pool
+        self._progress = progress
         self._timeout = timeout
         self._retry = retry or RetryPolicy()
         self._policy = policy
@@ -218,7 +233,10 @@ class Dispatcher:
         """``resend_lost``: let the client resend a call cut off by a lost session; off when this dispatcher's own
         retries do it, so that every send is one counted attempt."""
         client = await self._pool.client(tool.server)
-        return await client.call_tool(tool.tool_name, arguments, timeout=self._timeout, repeatable=resend_lost)
+        progress = None if self._progress is None else partial(_report_progress, self._progress, tool.name)
+        return await client.call_tool(
+            tool.tool_name, arguments, timeout=self._timeout, repeatable=resend_lost, progress=progress
+        )
 
     async def _invoke_with_retries(
         self, tool: MCPTool, arguments: dict[str, Any], attempts: int

@@ -17,7 +17,9 @@
     └── ToolError                exit code 4 (the tool ran and failed, or never answered)
         ├── ToolTimeoutError
         ├── OutcomeUnknownError  (the session was lost during a call that is not safe to repeat)
-        └── ToolCallError        (isError results, invalid arguments, unknown tools)
+        ├── ToolCallError        (isError results, invalid arguments, unknown tools)
+        ├── ResourceError        (no resource at a URI, a template argument missing, contents over a size limit)
+        └── PromptError          (an unknown prompt, an argument missing)
 
 KNIME and the CLI show only ``str(exc)``, so ``__str__`` carries the message, the server's display name and a hint.
 A display name never holds a URL's userinfo, and no message here ever holds a secret value.
@@ -26,6 +28,7 @@ A display name never holds a URL's userinfo, and no message here ever holds a se
 from __future__ import annotations
 
 import errno
+import re
 import ssl
 import time
 from collections.abc import Iterable, Iterator
@@ -41,9 +44,12 @@ __all__ = [
     "IterationLimitError",
     "McpToolError",
     "OutcomeUnknownError",
+    "PromptError",
+    "ResourceError",
     "ServerAuthError",
     "ServerBusyError",
     "ServerConnectError",
+    "SESSION_TERMINATED",
     "ServerProtocolError",
     "SessionExpiredError",
     "SessionLostError",
@@ -183,7 +189,15 @@ class OutcomeUnknownError(ToolError):
     pass
 
 
-_SESSION_TERMINATED = "Session terminated"
+class ResourceError(ToolError):
+    """A resource could not be read as asked; like a failed tool call, the server is still there."""
+
+
+class PromptError(ToolError):
+    """A prompt could not be got as asked; like a failed tool call, the server is still there."""
+
+
+SESSION_TERMINATED = "Session terminated"
 """The SDK's message for a 404 on a Streamable HTTP session id: the server no longer knows the session."""
 
 _CONNECT_HINT = "Check that the server is running and that the URL or command is right."
@@ -203,6 +217,16 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 
 def _from_status(status: int, server: str, challenge: str | None = None) -> McpToolError:
+    if challenge is not None and _challenge_field(challenge, "error") == "insufficient_scope":
+        wanted = _challenge_field(challenge, "scope")
+        return ServerAuthError(
+            f"The server refused the request: it needs a larger scope than the token has (HTTP {status}, "
+            f"insufficient_scope{f'; it asks for {wanted!r}' if wanted else ''}).",
+            server=server,
+            hint="With OAuth sign-in the larger scope was asked for once and the server still refuses: ask its "
+            "administrators which scope this needs and whether your account may have it. With a bearer token, use one "
+            "with that scope.",
+        )
     if challenge is not None and challenge.lstrip().lower().startswith("bearer") and "resource_metadata" in challenge:
         return ServerAuthError(
             f"The server asks for sign-in with OAuth (HTTP {status}).",
@@ -229,6 +253,12 @@ def _from_status(status: int, server: str, challenge: str | None = None) -> McpT
             hint="Check the endpoint path (often /mcp for Streamable HTTP, /sse for SSE) and the transport setting.",
         )
     return ServerConnectError(f"The server answered HTTP {status}.", server=server, hint=_CONNECT_HINT)
+
+
+def _challenge_field(challenge: str, name: str) -> str | None:
+    """One parameter of a ``WWW-Authenticate`` challenge (RFC 6750 section 3), quoted or not."""
+    found = re.search(rf'(?:^|[\s,]){name}=(?:"([^"]*)"|([^\s,]+))', challenge)
+    return (found.group(1) if found.group(1) is not None else found.group(2)) if found else None
 
 
 _TOO_LARGE = "byte limit"
@@ -353,7 +383,7 @@ def translate(
                 server=server,
                 hint="Ask the tool for less at a time (a filter, a page, a smaller range).",
             )
-        case MCPError() if leaf.error.code == CONNECTION_CLOSED or leaf.error.message == _SESSION_TERMINATED:
+        case MCPError() if leaf.error.code == CONNECTION_CLOSED or leaf.error.message == SESSION_TERMINATED:
             return SessionLostError(
                 "The server closed the connection.",
                 server=server,

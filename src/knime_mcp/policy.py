@@ -77,11 +77,8 @@ class ToolPolicy:
 
         Both the offered name and the server's own name are tested, so a pattern written against either works.
         """
-        names = (tool.name, tool.tool_name)
-        if self._deny is not None and any(self._deny.search(name) for name in names):
-            return f"tool {tool.name!r} matches the tool deny-list {self.deny!r}; {_ASK} change the deny-list"
-        if self._allow is not None and not any(self._allow.fullmatch(name) for name in names):
-            return f"tool {tool.name!r} is not on the tool allow-list {self.allow!r}; {_ASK} add it to the allow-list"
+        if (listed := self.check_names(tool.name, tool.tool_name)) is not None:
+            return listed
         hints = tool.annotations
         if self.destructive == "read_only" and not hints.read_only:
             return (
@@ -98,6 +95,16 @@ class ToolPolicy:
                 f"tool {tool.name!r} has no MCP annotations, which the tool policy counts as destructive; "
                 f"{_ASK} allow unannotated or destructive tools"
             )
+        return None
+
+    def check_names(self, name: str, *aliases: str) -> str | None:
+        """Why a tool named ``name`` (or any of its ``aliases``) must not be called by the allow-list and the
+        deny-list alone; the whole check for the agent's own read-only tools, which have no annotations to judge."""
+        names = (name, *aliases)
+        if self._deny is not None and any(self._deny.search(each) for each in names):
+            return f"tool {name!r} matches the tool deny-list {self.deny!r}; {_ASK} change the deny-list"
+        if self._allow is not None and not any(self._allow.fullmatch(each) for each in names):
+            return f"tool {name!r} is not on the tool allow-list {self.allow!r}; {_ASK} add it to the allow-list"
         return None
 
     def apply(self, tools: Iterable[MCPTool]) -> tuple[list[MCPTool], list[str]]:

@@ -17,6 +17,7 @@ from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import McpToolError
 from knime_mcp.seal import is_sealed_here
+from knime_mcp.server_requests import ServerRequests
 from knime_mcp.transports import HttpPool
 from knime_mcp.urlguard import check_server
 
@@ -53,13 +54,16 @@ class ClientPool:
         breaker: CircuitBreaker = DEFAULT_BREAKER,
         check_unsealed: bool = False,
         show_sign_in: Callable[[str], None] | None = None,
+        requests: ServerRequests | None = None,
     ) -> None:
-        """``show_sign_in``: how to tell a person where to sign in to an OAuth server (:class:`McpClient`).
+        """``requests``: how every session answers what its server asks of the client. ``show_sign_in``: how to
+        tell a person where to sign in to an OAuth server (:class:`McpClient`).
         ``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
         machine's seal (:mod:`knime_mcp.seal`) is data and is checked before it is connected: a URL by the SSRF
         guard, which also pins the session to the address it checked, and a command line is never run."""
         self._credentials = credentials
         self._show_sign_in = show_sign_in
+        self._requests = requests
         self._check_unsealed = check_unsealed
         self._max_concurrency = max_concurrency
         self._breaker = breaker
@@ -83,6 +87,11 @@ class ClientPool:
                 closing.start_soon(client.close_sessions)
         await self._stack.aclose()
 
+    @property
+    def clients(self) -> list[McpClient]:
+        """The clients connected so far."""
+        return list(self._clients.values())
+
     async def client(self, spec: ServerSpec) -> McpClient:
         """The open client for ``spec``, connecting on the first request."""
         if self._task_group is None or self._http is None:
@@ -102,6 +111,7 @@ class ClientPool:
                     spec,
                     credentials=self._credentials,
                     show_sign_in=self._show_sign_in,
+                    requests=self._requests,
                     max_concurrency=self._max_concurrency,
                     breaker=self._breaker,
                     pin=None if key[1] else await check_server(spec, hint=UNSEALED_HINT),

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from knime_mcp.client import McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.policy import ToolPolicy, unannotated_note
 from knime_mcp.schema import SchemaMode, shape_schemas
+from knime_mcp.session import server_client
 from knime_mcp.sync import ProgressCallback
 from knime_mcp.tool import MCPTool
 from knime_mcp.toolset import ensure_unique, filter_tools, prefix_tools, sanitize_names
-from knime_mcp.urlguard import check_server
 
 __all__ = ["ToolListing", "list_server_tools", "shape_tools"]
 
@@ -70,10 +69,11 @@ async def list_server_tools(
     ``untrusted_hint``: the spec came from data (e.g. a flow variable), so the SSRF guard checks it first and pins
     the session to the checked address; the hint says how to trust it instead.
     """
-    pin = await check_server(spec, hint=untrusted_hint) if untrusted_hint is not None else None
     if progress is not None:
         progress(0.1, f"Connecting to {spec.display_name}")
-    async with McpClient(spec, credentials=credentials, pin=pin, show_sign_in=show_sign_in) as client:
+    async with server_client(
+        spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in
+    ) as client:
         if progress is not None:
             progress(0.5, "Listing tools")
         tools = await client.list_tools()

@@ -25,6 +25,8 @@ __all__ = [
     "ResourcePart",
     "TextPart",
     "ToolResult",
+    "content_part",
+    "masked_part",
     "part_to_dict",
 ]
 
@@ -82,7 +84,8 @@ def part_to_dict(part: ContentPart) -> dict[str, Any]:
     return {k: v for k, v in vars(part).items() if v is not None}
 
 
-def _part(block: mcp_types.ContentBlock) -> ContentPart:
+def content_part(block: mcp_types.ContentBlock) -> ContentPart:
+    """One SDK content block as its part; tool results and prompt messages share the kinds."""
     match block:
         case mcp_types.TextContent():
             return TextPart(block.text)
@@ -125,7 +128,7 @@ class ToolResult:
     @classmethod
     def from_sdk(cls, result: mcp_types.CallToolResult, *, mismatch: str | None = None) -> ToolResult:
         return cls(
-            content=tuple(_part(block) for block in result.content),
+            content=tuple(content_part(block) for block in result.content),
             structured=result.structured_content,
             is_error=bool(result.is_error) or mismatch is not None,
             mismatch=mismatch,
@@ -138,7 +141,7 @@ class ToolResult:
             return self
         return replace(
             self,
-            content=tuple(_masked_part(part, secrets) for part in self.content),
+            content=tuple(masked_part(part, secrets) for part in self.content),
             structured=_masked_json(self.structured, secrets),
             mismatch=self.mismatch and scrub(self.mismatch, secrets),
         )
@@ -167,7 +170,8 @@ class ToolResult:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
-def _masked_part(part: ContentPart, secrets: Collection[str]) -> ContentPart:
+def masked_part(part: ContentPart, secrets: Collection[str]) -> ContentPart:
+    """``part`` with every secret value in its text masked."""
     match part:
         case TextPart():
             return replace(part, text=scrub(part.text, secrets))

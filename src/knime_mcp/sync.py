@@ -23,6 +23,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from knime_mcp.client import McpClient
 from knime_mcp.errors import CancelledByUser
+from knime_mcp.prompts import MCPPrompt, RenderedPrompt
+from knime_mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent
 from knime_mcp.results import ToolResult
 from knime_mcp.tool import MCPTool
 
@@ -160,3 +162,18 @@ class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> ToolResult:
         return self._call(self._client.call_tool, tool_name, arguments, timeout=timeout)
+
+    def list_resources(self) -> list[MCPResource]:
+        return self._call(self._client.list_resources)
+
+    def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        return self._call(self._client.list_resource_templates)
+
+    def read_resource(self, uri: str, *, max_bytes: int | None = None) -> list[ResourceContent]:
+        return self._call(self._client.read_resource, uri, max_bytes=max_bytes)
+
+    def list_prompts(self) -> list[MCPPrompt]:
+        return self._call(self._client.list_prompts)
+
+    def get_prompt(self, prompt: str | MCPPrompt, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        return self._call(self._client.get_prompt, prompt, arguments)

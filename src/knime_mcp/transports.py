@@ -11,7 +11,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -84,18 +84,31 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
         if self._pin is not None:
             request.url = request.url.copy_with(host=self._pin.address)
             request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
-        try:
-            response = await transport.handle_async_request(request)
-        except httpx2.TransportError:
-            if self._diagnostics is not None:
-                await self._diagnostics.record_failure(request)
-            raise
+        response = await transport.handle_async_request(request)
         if self._diagnostics is not None:
             self._diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
         return response
 
     async def aclose(self) -> None:
         return None
+
+
+class _ReportingClient(httpx2.AsyncClient):
+    """Tells a session's diagnostics how each request finally ended, after what its OAuth provider did: a 401 that
+    the provider answers with a refresh, or a 403 with a step-up, is no refusal when the retried request succeeds."""
+
+    def __init__(self, diagnostics: Diagnostics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._diagnostics = diagnostics
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        try:
+            response = await super().send(request, **kwargs)
+        except Exception as error:
+            await self._diagnostics.record_failure(request, error)
+            raise
+        await self._diagnostics.record_outcome(response)
+        return response
 
 
 class HttpPool:
@@ -131,16 +144,16 @@ class HttpPool:
         pin: PinnedHost | None = None,
     ) -> httpx2.AsyncClient:
         """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
-        hooks = (
-            {"request": [diagnostics.record_request], "response": [diagnostics.record_response]} if diagnostics else {}
-        )
-        return httpx2.AsyncClient(
-            headers=headers,
-            timeout=timeout,
-            auth=auth,
-            event_hooks=hooks,
-            transport=_BorrowedTransport(self, pin, diagnostics),
-        )
+        options: dict[str, Any] = {
+            "headers": headers,
+            "timeout": timeout,
+            "auth": auth,
+            "transport": _BorrowedTransport(self, pin, diagnostics),
+        }
+        if diagnostics is None:
+            return httpx2.AsyncClient(**options)
+        hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
+        return _ReportingClient(diagnostics, event_hooks=hooks, **options)
 
     async def aclose(self) -> None:
         for transport in (self._direct, *self._proxied.values()):
@@ -199,6 +212,7 @@ async def open_transport(
 
 # ``sse_client`` takes no event limit and opens its stream through this name of its module, so the limit is set there.
 mcp.client.sse.sse_within_origin = bounded_events(mcp.client.sse.sse_within_origin, lambda: MAX_MESSAGE_BYTES)
+
 
 class _WholeLines(TextReceiveStream):
     """A stdio server's stdout, handed on in whole lines only (the rest of a line is held back until its end comes).

@@ -18,6 +18,7 @@ from knime_mcp.config import (
     OAUTH_KINDS,
     AuthRef,
     CredentialLookup,
+    ElicitationMode,
     ServerSpec,
     Timeouts,
     demo_server_spec,
@@ -95,6 +96,15 @@ class ServerSettings:
         "",
         is_advanced=True,
     )
+    roots = knext.MultilineStringParameter(
+        "Folders the server may see (stdio)",
+        "One folder per line, as a full path: the folders a stdio server is told it may work in when it asks for "
+        "the client's roots (MCP roots/list). Empty: the server is offered no folders. Roots are a hint the server "
+        "is trusted to follow, not a sandbox.",
+        "",
+        since_version="0.3.0",
+        is_advanced=True,
+    )
     trust_flow_variable = knext.BoolParameter(
         "Trust a server address from a flow variable",
         "A server URL, command line or stdio environment set by a flow variable may come from data (a table, a "
@@ -123,9 +133,10 @@ class AuthSettings:
     )
     client_id = knext.StringParameter(
         "OAuth client id",
-        "The id of a client registered with the authorization server beforehand. Empty: the node registers itself "
-        "with the authorization server (dynamic client registration) or, for client credentials, uses the "
-        "credential's user name.",
+        "The id of a client registered with the authorization server beforehand, or the https URL of a client ID "
+        "metadata document your organisation publishes for knime-mcp (used where the authorization server takes "
+        "such clients). Empty: the node registers itself with the authorization server (dynamic client "
+        "registration) or, for client credentials, uses the credential's user name.",
         "",
         since_version="0.3.0",
         is_advanced=True,
@@ -204,6 +215,36 @@ def unannotated_parameter() -> knext.BoolParameter:
     )
 
 
+class ElicitationOptions(knext.EnumParameterOptions):
+    DECLINE = (
+        "Decline",
+        "Decline every request for input: the tool call fails, saying what the tool asked for.",
+    )
+    DEFAULTS = (
+        "Use the defaults",
+        "Answer a form whose every field has a default with those defaults; decline any other request for input.",
+    )
+
+
+def elicitation_parameter() -> knext.EnumParameter:
+    """Added in 0.3.0: for nodes that call tools."""
+    return knext.EnumParameter(
+        "When a tool asks for input",
+        "An MCP tool may ask the client for input while it runs (elicitation), expecting a person to answer. A "
+        "workflow usually runs without one, so the request is declined and the tool call fails with what the tool "
+        "asked for, or, with 'Use the defaults', a form whose every field has a default is answered with them. "
+        "Requests to open a web page are always declined. Each request is logged.",
+        ElicitationOptions.DECLINE.name,
+        ElicitationOptions,
+        since_version="0.3.0",
+        is_advanced=True,
+    )
+
+
+def elicitation_mode(option: str) -> ElicitationMode:
+    return "defaults" if option == ElicitationOptions.DEFAULTS.name else "decline"
+
+
 def trust_servers_parameter() -> knext.BoolParameter:
     return knext.BoolParameter(
         "Trust every server in the tools table",
@@ -268,6 +309,7 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
         if kind != "none"
         else AuthRef(),
         timeouts=limits,
+        roots=tuple(line.strip() for line in server.roots.splitlines() if line.strip()),
     )
     if oauth and not spec.is_url:
         raise ConfigError(
@@ -346,7 +388,7 @@ def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettin
     variables already applied, so an equal value is how a node can tell."""
     if server.trust_flow_variable:
         return None
-    address = {text.strip() for text in (server.server, server.environment) if text.strip()}
+    address = {text.strip() for text in (server.server, server.environment, server.roots) if text.strip()}
     for name, value in ctx.flow_variables.items():
         if isinstance(value, str) and value.strip() in address:
             return (

@@ -15,17 +15,20 @@ from knime_mcp.agent import (
     AgentConfig,
     run_agent,
 )
+from knime_mcp.config import SamplingLimits, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
 from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
+from nodes._conversation import conversation_schema, knime_conversation
 from nodes._errors import knime_errors
-from nodes._images import png_image_type, with_png_cells
 from nodes._settings import (
     DestructiveOptions,
     SignInNotice,
     browser_sign_in_parameter,
     credential_lookup,
     destructive_parameter,
+    elicitation_mode,
+    elicitation_parameter,
     tool_policy,
     trust_servers_parameter,
     unannotated_parameter,
@@ -34,6 +37,7 @@ from nodes._tables import read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 LOGGER = logging.getLogger(__name__)
+DEFAULT_SAMPLING = SamplingLimits()
 
 
 class LimitOptions(knext.EnumParameterOptions):
@@ -159,6 +163,14 @@ class AgentPrompter:
     when its tools were listed, refreshed as needed; when none is left, the node opens the browser to sign in again
     (its progress message and the KNIME log show where; cancel stops the wait), unless *Sign in to OAuth servers in a
     browser* is off, as it should be where nobody can sign in.
+
+    **What servers ask.** A tool may ask the client while it runs. Its progress shows in the node's progress message
+    and its log messages in the KNIME log. When a server adds or removes tools during the run, its tools are listed
+    again and the model is offered the new set from its next call (the tool-call log notes the change; new tools
+    pass the tool policy first). A request for the model's help (sampling) is answered by this node's chat model
+    only when *Answer sampling requests with the chat model* is on, within its limits; a request for input (a form)
+    is declined, failing the tool call, unless *When a tool asks for input* answers forms whose fields all have
+    defaults with them.
     """
 
     system_message = knext.MultilineStringParameter(
@@ -220,6 +232,36 @@ class AgentPrompter:
     unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
     browser_sign_in = browser_sign_in_parameter()
+    elicitation = elicitation_parameter()
+    sampling = knext.BoolParameter(
+        "Answer sampling requests with the chat model",
+        "An MCP tool may ask the client's model to write something for it while it runs (sampling). Switch this on "
+        "to answer such requests with this node's chat model, within the limits below; each answered request is "
+        "logged. Off, they are declined and the tool is told so. Every request costs tokens of your model.",
+        False,
+        since_version="0.3.0",
+        is_advanced=True,
+    )
+    sampling_max_tokens = knext.IntParameter(
+        "Most tokens per sampling answer",
+        "The longest answer one sampling request gets; a request asking for more gets this many.",
+        DEFAULT_SAMPLING.max_tokens, min_value=1, since_version="0.3.0", is_advanced=True,
+    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
+    sampling_max_requests = knext.IntParameter(
+        "Most sampling requests per execution",
+        "Sampling requests answered per execution, across all servers; later ones are declined.",
+        DEFAULT_SAMPLING.max_requests, min_value=1, since_version="0.3.0", is_advanced=True,
+    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
+    resources = knext.BoolParameter(
+        "Offer the servers' resources",
+        "Offer the model two more tools, list_resources and read_resource, to list and read the resources (files, "
+        "documents, images) of the MCP servers in the tools table. Text reaches the model as text, images as images, "
+        "within the tool output cap; calls are logged with the kind 'resource'. The allow-list and the deny-list "
+        "apply to these two names; they only read.",
+        False,
+        since_version="0.3.0",
+        is_advanced=True,
+    )
 
     def configure(
         self,
@@ -243,7 +285,7 @@ class AgentPrompter:
                 )
         # The data outputs' columns are known only once the agent has run.
         data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
-        return [_conversation_schema(config.errors == "column"), _log_schema(), data_outputs]
+        return [conversation_schema(config.errors == "column"), _log_schema(), data_outputs]
 
     def execute(
         self,
@@ -298,7 +340,7 @@ class AgentPrompter:
         if notes:
             ctx.set_warning(" | ".join(notes))
         return [
-            _knime_conversation(conversation_table(run.conversation, error_column=config.errors == "column")),
+            knime_conversation(conversation_table(run.conversation, error_column=config.errors == "column")),
             knext.Table.from_pyarrow(log_table(run.log)),
             _data_outputs(repository, outputs),
         ]
@@ -316,6 +358,13 @@ class AgentPrompter:
                 self.allow, self.deny, self.destructive, unannotated_destructive=self.unannotated_destructive
             ),
             trust_all_servers=self.trust_all_servers,
+            server_requests=ServerRequestPolicy(
+                elicitation=elicitation_mode(self.elicitation),
+                sampling=SamplingLimits(max_tokens=self.sampling_max_tokens, max_requests=self.sampling_max_requests)
+                if self.sampling
+                else None,
+            ),
+            resources=self.resources,
         )
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:
@@ -358,27 +407,6 @@ def _cells(arrow: Any, column: str | None) -> list[Any]:
         return []
     cells = arrow.column(column)
     return cells.filter(cells.is_valid()).to_pylist()
-
-
-def _conversation_schema(error_column: bool) -> knext.Schema:
-    from knime_mcp.conversation import conversation_columns
-
-    return knext.Schema.from_columns(
-        [
-            knext.Column(png_image_type() if kind == "image" else knext.string(), name)
-            for name, kind in conversation_columns(error_column=error_column)
-        ]
-    )
-
-
-def _knime_conversation(table: Any) -> knext.Table:
-    """The core's conversation table with its PNG bytes column as PNG image cells (one batch, also without rows)."""
-    import pyarrow as pa
-
-    from knime_mcp.conversation import IMAGE
-
-    batch = pa.record_batch([column.combine_chunks() for column in table.columns], schema=table.schema)
-    return knext.Table.from_pyarrow(pa.Table.from_batches([with_png_cells(batch, [IMAGE])]))
 
 
 def _log_schema() -> knext.Schema:

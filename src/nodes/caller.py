@@ -10,7 +10,14 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._images import png_image_type, with_png_cells
-from nodes._settings import SignInNotice, browser_sign_in_parameter, credential_lookup, trust_servers_parameter
+from nodes._settings import (
+    SignInNotice,
+    browser_sign_in_parameter,
+    credential_lookup,
+    elicitation_mode,
+    elicitation_parameter,
+    trust_servers_parameter,
+)
 from nodes._tables import arrow_batches, read_pandas
 
 LOGGER = logging.getLogger(__name__)
@@ -84,6 +91,7 @@ class CallSettings:
     )
     trust_all_servers = trust_servers_parameter()
     browser_sign_in = browser_sign_in_parameter()
+    elicitation = elicitation_parameter()
 
 
 @knext.node(
@@ -119,6 +127,10 @@ class MCPToolCaller:
     were listed, refreshed as needed; when none is left, the node opens the browser to sign in again (its progress
     message and the KNIME log show where; cancel stops the wait), unless *Sign in to OAuth servers in a browser* is
     off, as it should be where nobody can sign in.
+
+    A long call's progress shows in the node's progress message, and the server's log messages in the KNIME log. A
+    tool that asks for input while it runs (a form) fails its row, unless *When a tool asks for input* answers forms
+    whose fields all have defaults with them; requests for the help of a model (sampling) are declined.
     """
 
     tool = ToolSettings()
@@ -174,6 +186,7 @@ class MCPToolCaller:
             retry=RetryPolicy(attempts=self.calls.retries + 1),
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
             trust_all_servers=self.calls.trust_all_servers,
+            elicitation=elicitation_mode(self.calls.elicitation),
         )
 
 

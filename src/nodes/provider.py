@@ -8,19 +8,16 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
+from nodes._server import server_connection
 from nodes._settings import (
     AuthSettings,
     DestructiveOptions,
     ServerSettings,
-    SignInNotice,
     TimeoutSettings,
-    credential_lookup,
     destructive_parameter,
-    forget_sign_in,
     server_spec,
     tool_policy,
     unannotated_parameter,
-    untrusted_address_hint,
 )
 
 LOGGER = logging.getLogger(__name__)
@@ -98,6 +95,10 @@ class MCPToolProvider:
     ~/.knime-mcp/oauth (never in the workflow) and refreshed, so later executions, and the Agent Prompter and Tool
     Caller downstream, need no sign-in. *Sign in again* forgets them first. *OAuth client credentials* gets a token
     without a person, for KNIME Hub executors and batch runs, with a client id and secret from a KNIME credential.
+
+    **Roots.** *Folders the server may see (stdio)* lists the folders a stdio server is told it may work in when it
+    asks (MCP roots); they travel with the tools table, so the Tool Caller and Agent Prompter offer the same ones.
+    Without folders, the server is offered none.
     """
 
     server = ServerSettings()
@@ -115,12 +116,8 @@ class MCPToolProvider:
         from knime_mcp.provider import list_server_tools
         from knime_mcp.sync import run_sync
 
-        notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
-            spec = server_spec(self.server, self.auth, self.timeouts)
-            credentials = credential_lookup(ctx)
-            if self.auth.sign_in_again:
-                forget_sign_in(spec, credentials)
+            spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
             listing = run_sync(
                 list_server_tools,
                 spec,
@@ -131,11 +128,7 @@ class MCPToolProvider:
                 policy=tool_policy(
                     "", "", self.selection.destructive, unannotated_destructive=self.selection.unannotated_destructive
                 ),
-                credentials=credentials,
-                cancelled=notice.cancelled,
-                progress=notice.progress,
-                untrusted_hint=untrusted_address_hint(ctx, self.server),
-                show_sign_in=notice.show if self.auth.browser_sign_in else None,
+                **connection,
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))

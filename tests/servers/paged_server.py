@@ -1,6 +1,7 @@
-"""Test server: 25 tools listed 10 per page by the SDK's low-level `Server`, so a client must follow cursors.
+"""Test server: 25 tools, resources, resource templates and prompts each, listed 10 per page by the SDK's low-level
+`Server`, so a client must follow cursors.
 
-The cursor is the offset of the page's first tool, as text. Each tool returns its own name. Runs over Streamable
+The cursor is the offset of the page's first item, as text. Each tool returns its own name. Runs over Streamable
 HTTP on 127.0.0.1 and prints `paged test server listening on http://127.0.0.1:PORT/mcp`.
 """
 
@@ -13,8 +14,14 @@ from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    Prompt,
+    Resource,
+    ResourceTemplate,
     TextContent,
     Tool,
 )
@@ -34,13 +41,41 @@ _TOOLS = [
     for number in range(TOOL_COUNT)
 ]
 _TOOL_NAMES = {tool.name for tool in _TOOLS}
+_RESOURCES = [Resource(name=f"resource_{number:02d}", uri=f"paged://resource/{number}") for number in range(TOOL_COUNT)]
+_TEMPLATES = [
+    ResourceTemplate(name=f"template_{number:02d}", uri_template=f"paged://template/{number}/{{id}}")
+    for number in range(TOOL_COUNT)
+]
+_PROMPTS = [Prompt(name=f"prompt_{number:02d}") for number in range(TOOL_COUNT)]
+
+
+def _page(params: PaginatedRequestParams | None) -> tuple[slice, str | None]:
+    """Which items the page holds, and the cursor of the next one."""
+    start = _page_start(params.cursor if params is not None else None)
+    end = start + PAGE_SIZE
+    return slice(start, end), str(end) if end < TOOL_COUNT else None
 
 
 async def _list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-    cursor = params.cursor if params is not None else None
-    start = _page_start(cursor)
-    end = start + PAGE_SIZE
-    return ListToolsResult(tools=_TOOLS[start:end], next_cursor=str(end) if end < TOOL_COUNT else None)
+    items, cursor = _page(params)
+    return ListToolsResult(tools=_TOOLS[items], next_cursor=cursor)
+
+
+async def _list_resources(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListResourcesResult:
+    items, cursor = _page(params)
+    return ListResourcesResult(resources=_RESOURCES[items], next_cursor=cursor)
+
+
+async def _list_templates(
+    ctx: ServerRequestContext, params: PaginatedRequestParams | None
+) -> ListResourceTemplatesResult:
+    items, cursor = _page(params)
+    return ListResourceTemplatesResult(resource_templates=_TEMPLATES[items], next_cursor=cursor)
+
+
+async def _list_prompts(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
+    items, cursor = _page(params)
+    return ListPromptsResult(prompts=_PROMPTS[items], next_cursor=cursor)
 
 
 def _page_start(cursor: str | None) -> int:
@@ -58,7 +93,14 @@ async def _call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -
 
 
 def main() -> None:
-    server = Server("knime-mcp-paged-test", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    server = Server(
+        "knime-mcp-paged-test",
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_list_resource_templates=_list_templates,
+        on_list_prompts=_list_prompts,
+    )
     serve_http(server.streamable_http_app(host=HOST), "/mcp", name="paged test server")
 
 

@@ -1,8 +1,9 @@
 """Test server: a tool that fails quoting the token it was given, over stdio, as careless servers do.
 
 Each tool quotes ``API_TOKEN`` from its environment in another way: ``check_access`` in an error result,
-``verify_token`` in a JSON-RPC error, ``whoami`` in a successful result's text and structured content; so a test can
-show that the value never reaches a table, a log, an error or a model.
+``verify_token`` in a JSON-RPC error, ``whoami`` in a successful result's text and structured content, and so do the
+resource ``token://whoami`` and the prompt ``whoami``; so a test can show that the value never reaches a table, a
+log, an error or a model.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ def build_server() -> MCPServer:
     def whoami() -> dict[str, str]:
         """Who the token belongs to, quoting it."""
         return {"user": "knime", "token": os.environ.get("API_TOKEN", "")}
+
+    @server.resource("token://whoami")
+    def whoami_resource() -> str:
+        """Who the token belongs to, quoting it."""
+        return f"knime, with token {os.environ.get('API_TOKEN', '')}"
+
+    @server.prompt()
+    def whoami_prompt() -> str:
+        """A prompt quoting the token."""
+        return f"You act for the holder of token {os.environ.get('API_TOKEN', '')}."
 
     return server
 

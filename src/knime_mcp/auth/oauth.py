@@ -10,15 +10,18 @@ module picks the grant, the client identity and the token store, and says what t
 
 from __future__ import annotations
 
+import time
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import httpx2
+import mcp.client.auth.oauth2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+from mcp.client.auth.utils import is_valid_client_metadata_url, union_scopes
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 
 from knime_mcp.auth.signin import BrowserSignIn
 from knime_mcp.auth.store import TokenStore
@@ -31,6 +34,9 @@ Grant = Literal["authorization-code", "client-credentials"]
 
 DYNAMIC_CLIENT = "dynamic"
 """The token store's name for a client that registered itself (RFC 7591) or names itself by a metadata URL."""
+
+CLIENT_NAME = "knime-mcp"
+"""The name knime-mcp registers itself under (RFC 7591 ``client_name``)."""
 
 _UNUSED_REDIRECT = "http://127.0.0.1/callback"
 """A redirect address for runs that cannot sign in; the SDK only uses it to register and to sign in."""
@@ -53,12 +59,16 @@ class OAuthClient:
 
 def oauth_client(spec: ServerSpec, credentials: CredentialLookup | None = None) -> OAuthClient:
     """The client identity a spec's OAuth settings name, its secret resolved now (a credential's user name is the
-    client id unless the settings give one)."""
+    client id unless the settings give one). A client id that is an https URL names a client ID metadata document:
+    the SDK uses it where the authorization server takes such clients, and registers a client elsewhere."""
     auth = spec.auth
     username, secret = None, None
     if auth.credential is not None or auth.secret is not None:
         username, secret = resolve_secret(auth, credentials, spec.display_name)
-    return OAuthClient(client_id=auth.client_id or username or None, client_secret=secret, scope=auth.scope)
+    client_id = auth.client_id or username or None
+    if client_id is not None and secret is None and is_valid_client_metadata_url(client_id):
+        return OAuthClient(client_metadata_url=client_id, scope=auth.scope)
+    return OAuthClient(client_id=client_id, client_secret=secret, scope=auth.scope)
 
 
 class ServerOAuth:
@@ -112,7 +122,7 @@ def oauth_auth(
             )
     else:
         metadata = OAuthClientMetadata(
-            client_name="knime-mcp",
+            client_name=CLIENT_NAME,
             redirect_uris=[sign_in.redirect_uri if sign_in else _UNUSED_REDIRECT],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
@@ -129,7 +139,7 @@ def oauth_auth(
                 )
             )
         redirect, callback = (sign_in.open_browser, sign_in.wait_for_code) if sign_in else _no_person(server_url)
-        provider = OAuthClientProvider(
+        provider = _RefreshingFirst(
             server_url,
             metadata,
             store,
@@ -139,6 +149,34 @@ def oauth_auth(
         )
     store.attach(provider.context)
     return provider
+
+
+class _RefreshingFirst(OAuthClientProvider):
+    """On a 401 the SDK signs in anew; a refresh token held is tried first, once per request. The server may have
+    revoked the access token or let it expire early, and a run where nobody can sign in goes on with a refresh."""
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super().async_auth_flow(request)
+        refreshed = False
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is request and response.status_code == 401 and not refreshed and self._can_refresh():
+                    refreshed = True
+                    await flow.aclose()
+                    self.context.token_expiry_time = time.time() - 1  # expired now: the flow refreshes before sending
+                    flow = super().async_auth_flow(request)
+                    outgoing = await flow.__anext__()
+                else:
+                    outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    def _can_refresh(self) -> bool:
+        return self.context.current_tokens is not None and self.context.can_refresh_token()
 
 
 def _no_person(
@@ -155,3 +193,27 @@ def _no_person(
         )
 
     return refuse, refuse
+
+
+def _registering_every_offered_scope(create: Callable[..., httpx2.Request]) -> Callable[..., httpx2.Request]:
+    """The SDK registers a client for the scope of the first challenge, and an authorization server may hold a
+    client to the scope it registered (oidc-provider does): asking for a larger scope later (step-up) is then refused
+    with ``invalid_scope``. knime-mcp registers for every scope the authorization server offers as well; each sign-in
+    still asks for only the scope the MCP server wants."""
+
+    def create_request(
+        metadata: OAuthMetadata | None, client_metadata: OAuthClientMetadata, base_url: str
+    ) -> httpx2.Request:
+        offered = " ".join(metadata.scopes_supported) if metadata and metadata.scopes_supported else None
+        if client_metadata.client_name == CLIENT_NAME and client_metadata.scope and offered:
+            scope = union_scopes(client_metadata.scope, offered)
+            client_metadata = client_metadata.model_copy(update={"scope": scope})
+        return create(metadata, client_metadata, base_url)
+
+    return create_request
+
+
+# The SDK's OAuth flow builds its registration request through this name of its module.
+mcp.client.auth.oauth2.create_client_registration_request = _registering_every_offered_scope(
+    mcp.client.auth.oauth2.create_client_registration_request
+)
