@@ -1,29 +1,38 @@
-"""Figures 4 and 7: the Tool Caller's concurrency speed-up, and its peak memory as the table grows.
+"""Figures 4 and 7: the Tool Caller against a raw-SDK loop, in process and as ``knime-mcp call-table``.
 
-The memory figure runs each size in a fresh process (``python benchmarks/_caller.py ROWS``) that streams generated
-batches through :func:`call_table_sync` and prints its peak resident set size; the rows never exist all at once,
-and the output batches are dropped as they arrive, as a KNIME ``BatchOutputTable`` hands them on.
+Figure 4 calls the demo server's ``sleep`` for 400 rows, 8 at a time, through :func:`call_table_sync` (what the
+node runs) and through the raw SDK behind an ``anyio.CapacityLimiter``. Figure 7 runs ``knime-mcp call-table`` from
+a CSV file to a Parquet file against :data:`_servers.FAST_STDIO` (an SDK-free server answering at once, so the
+client is what is measured), and a raw-SDK loop doing the same I/O: read the CSV with pyarrow, call ``echo`` per row,
+write input and result columns to Parquet. Its memory half runs each size in a fresh process
+(``python benchmarks/_caller.py CSV``), which prints its peak resident set size.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
+import mcp
 import pyarrow as pa
+import pyarrow.csv
+import pyarrow.parquet
+from _rounds import Rounds, interleave
 from _servers import FAST_STDIO
+from _sessions import SLEPT, concurrent, raw_session
 
 from knime_mcp.caller import CallerOptions, call_table_sync
+from knime_mcp.cli import main as cli_main
 from knime_mcp.config import ServerSpec
 from knime_mcp.sync import SyncMcpClient
 from knime_mcp.tool import MCPTool
-
-MEMORY_BATCH_ROWS = 1000
-MEMORY_CONCURRENCY = 8
 
 
 def _tool(spec: ServerSpec, name: str) -> MCPTool:
@@ -31,27 +40,102 @@ def _tool(spec: ServerSpec, name: str) -> MCPTool:
         return next(tool for tool in client.list_tools() if tool.name == name)
 
 
-def caller_seconds(url: str, rows: int, seconds: float, concurrency: int) -> float:
-    """Wall seconds for the Tool Caller to call ``sleep(seconds)`` for ``rows`` rows (batches of 100)."""
+def caller_rounds(url: str, rows: int, concurrency: int, rounds: int) -> Rounds:
+    """Seconds per round: the Tool Caller calling ``sleep(0.05)`` for ``rows`` rows (batches of 100), against the
+    raw SDK with as many calls in flight; every result is checked."""
     tool = _tool(ServerSpec(target=url), "sleep")
-    batches = [pa.record_batch({"seconds": [seconds] * 100}) for _ in range(rows // 100)]
-    started = time.perf_counter()
-    call_table_sync(tool, batches, lambda batch: None, options=CallerOptions(concurrency=concurrency))
-    return time.perf_counter() - started
+    batches = [pa.record_batch({"seconds": [0.05] * 100}) for _ in range(rows // 100)]
+
+    def ours() -> float:
+        results: list[str] = []
+        started = time.perf_counter()
+        options = CallerOptions(concurrency=concurrency)
+        call_table_sync(
+            tool, batches, lambda batch: results.extend(batch.column("Result").to_pylist()), options=options
+        )
+        seconds = time.perf_counter() - started
+        assert results == [SLEPT] * rows, results[:3]
+        return seconds
+
+    async def raw_round() -> float:
+        async with raw_session("streamable-http", url) as call:
+            return await concurrent(call, rows, concurrency)
+
+    return interleave(ours, lambda: anyio.run(raw_round), rounds)
 
 
-def peak_memory_mb(rows: int) -> tuple[float, float]:
-    """(peak RSS in MB, seconds) of a fresh process calling ``echo`` for ``rows`` generated rows."""
-    command = [sys.executable, __file__, str(rows)]
+def write_csv(path: Path, rows: int) -> None:
+    """A CSV file of ``rows`` rows (an id and a text), written a batch at a time."""
+    with pyarrow.csv.CSVWriter(path, pa.schema([("id", pa.int64()), ("text", pa.string())])) as writer:
+        for start in range(0, rows, 10_000):
+            ids = range(start, min(start + 10_000, rows))
+            writer.write_batch(pa.record_batch({"id": list(ids), "text": [f"row {i:08d} of the table" for i in ids]}))
+
+
+def run_cli(source: Path, target: Path, concurrency: int) -> None:
+    """``knime-mcp call-table`` in this process, as its console script runs it."""
+    argv = ["call-table", "--input", str(source), "--output", str(target), "--concurrency", str(concurrency)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = cli_main([*argv, "--", *FAST_STDIO, "--", "echo"])
+    assert code == 0, code
+
+
+async def raw_call_table(source: Path, target: Path, concurrency: int) -> None:
+    """The same I/O with the raw SDK: the CSV as text, ``echo`` per row, input and result columns to Parquet."""
+    table = pyarrow.csv.read_csv(source, convert_options=pyarrow.csv.ConvertOptions(column_types={"id": pa.string()}))
+    texts = table.column("text").to_pylist()
+    results: list[Any] = [None] * len(texts)
+    errors = [False] * len(texts)
+    limiter = anyio.CapacityLimiter(concurrency)
+    server = mcp.StdioServerParameters(command=FAST_STDIO[0], args=FAST_STDIO[1:])
+    async with mcp.Client(server) as client:
+
+        async def one(row: int) -> None:
+            async with limiter:
+                result = await client.call_tool("echo", {"text": texts[row]})
+            results[row], errors[row] = result.content[0].text, result.is_error  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tasks:
+            for row in range(len(texts)):
+                tasks.start_soon(one, row)
+    output = table.append_column("Result", pa.array(results, pa.string())).append_column("Is error", pa.array(errors))
+    pyarrow.parquet.write_table(output, target)
+
+
+def _checked(target: Path, rows: int) -> None:
+    table = pyarrow.parquet.read_table(target, columns=["text", "Result"])
+    assert table.num_rows == rows and table.column("Result").equals(table.column("text")), target
+
+
+def call_table_rounds(folder: Path, rows: int, concurrency: int, rounds: int) -> Rounds:
+    """Seconds per round of ``knime-mcp call-table`` over ``rows`` CSV rows against the raw-SDK loop."""
+    source, ours_out, raw_out = folder / "rows.csv", folder / "ours.parquet", folder / "raw.parquet"
+    write_csv(source, rows)
+
+    def ours() -> float:
+        started = time.perf_counter()
+        run_cli(source, ours_out, concurrency)
+        seconds = time.perf_counter() - started
+        _checked(ours_out, rows)
+        return seconds
+
+    def raw() -> float:
+        started = time.perf_counter()
+        anyio.run(raw_call_table, source, raw_out, concurrency)
+        seconds = time.perf_counter() - started
+        _checked(raw_out, rows)
+        return seconds
+
+    return interleave(ours, raw, rounds)
+
+
+def peak_memory_mb(folder: Path, rows: int) -> tuple[float, float]:
+    """(peak RSS in MB, seconds) of a fresh process running ``knime-mcp call-table`` over ``rows`` CSV rows."""
+    source = folder / f"rows_{rows}.csv"
+    write_csv(source, rows)
+    command = [sys.executable, __file__, str(source), str(rows)]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
     return float(output[0]), float(output[1])
-
-
-def _generated(rows: int) -> Iterator[pa.RecordBatch]:
-    for start in range(0, rows, MEMORY_BATCH_ROWS):
-        stop = min(start + MEMORY_BATCH_ROWS, rows)
-        texts = [f"row {i:08d} of the table" for i in range(start, stop)]
-        yield pa.record_batch({"id": pa.array(range(start, stop), pa.int64()), "text": texts})
 
 
 def _peak_rss_kb() -> int:
@@ -63,14 +147,14 @@ def _peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _memory_child(rows: int) -> None:
-    tool = _tool(ServerSpec(target=" ".join(FAST_STDIO)), "echo")
-    options = CallerOptions(concurrency=MEMORY_CONCURRENCY)
+def _memory_child(source: Path, rows: int) -> None:
+    target = source.with_suffix(".parquet")
     started = time.perf_counter()
-    summary = call_table_sync(tool, _generated(rows), lambda batch: None, options=options)
-    assert summary.rows == rows and summary.errors == 0, summary
-    print(f"{_peak_rss_kb() / 1024:.1f} {time.perf_counter() - started:.1f}")
+    run_cli(source, target, 8)
+    seconds, peak = time.perf_counter() - started, _peak_rss_kb()
+    _checked(target, rows)
+    print(f"{peak / 1024:.1f} {seconds:.1f}")
 
 
 if __name__ == "__main__":
-    _memory_child(int(sys.argv[1]))
+    _memory_child(Path(sys.argv[1]), int(sys.argv[2]))

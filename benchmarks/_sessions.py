@@ -1,29 +1,35 @@
-"""Figures 1-3: the project's client against the raw ``mcp`` SDK (``mcp.Client`` and its transports).
+"""Figures 1-3 and the sync facade: the project's client against the raw ``mcp`` SDK (``mcp.Client`` and its
+transports).
 
-Both sides call the demo server's tools over the same transport; each side keeps one session for its timed calls.
-The naive pattern opens a new ``mcp.Client`` for every call, as integrations without session reuse do.
+Both sides call the demo server's tools over the same transport; each side keeps one session for its timed calls,
+and every answer is checked. The naive pattern opens a new ``mcp.Client`` for every call, as integrations without
+session reuse do.
 """
 
 from __future__ import annotations
 
-import statistics
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import mcp
+from _rounds import Rounds, interleave_async
 from _servers import DEMO_STDIO
 from mcp.client.sse import sse_client
 
-from knime_mcp.client import McpClient
+from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import ServerSpec
+from knime_mcp.sync import SyncMcpClient
 
-Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
-"""One tool call on an open session: ``await call(tool_name, arguments)``."""
+Call = Callable[[str, dict[str, Any]], Awaitable[str]]
+"""One tool call on an open session, answering the call's text: ``await call(tool_name, arguments)``."""
+
+SLEPT = "Slept 0.05 s."
 
 
 def raw_server(transport: str, url: str | None) -> Any:
@@ -35,79 +41,117 @@ def raw_server(transport: str, url: str | None) -> Any:
     return url
 
 
+def our_spec(transport: str, url: str | None) -> ServerSpec:
+    target = " ".join(DEMO_STDIO) if transport == "stdio" else url or ""
+    return ServerSpec(target=target, transport=transport)  # type: ignore[arg-type]
+
+
 @asynccontextmanager
 async def raw_session(transport: str, url: str | None) -> AsyncIterator[Call]:
     async with mcp.Client(raw_server(transport, url)) as client:
-        yield client.call_tool
+
+        async def call(name: str, arguments: dict[str, Any]) -> str:
+            return (await client.call_tool(name, arguments)).content[0].text  # type: ignore[union-attr]
+
+        yield call
 
 
 @asynccontextmanager
-async def our_session(transport: str, url: str | None, max_concurrency: int = 8) -> AsyncIterator[Call]:
-    target = " ".join(DEMO_STDIO) if transport == "stdio" else url or ""
-    spec = ServerSpec(target=target, transport=transport)  # type: ignore[arg-type]
-    async with McpClient(spec, max_concurrency=max_concurrency) as client:
-        yield client.call_tool
+async def our_session(
+    transport: str, url: str | None, max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+) -> AsyncIterator[Call]:
+    async with McpClient(our_spec(transport, url), max_concurrency=max_concurrency) as client:
+
+        async def call(name: str, arguments: dict[str, Any]) -> str:
+            return (await client.call_tool(name, arguments)).text
+
+        yield call
 
 
 async def sequential(call: Call, count: int) -> float:
-    """Seconds for ``count`` echo calls, one after the other."""
+    """Seconds for ``count`` echo calls, one after the other; each answer is checked."""
     started = time.perf_counter()
     for number in range(count):
-        await call("echo", {"text": f"call {number}"})
+        text = f"call {number}"
+        answer = await call("echo", {"text": text})
+        assert answer == text, (answer, text)
     return time.perf_counter() - started
 
 
-async def concurrent(call: Call, count: int, seconds: float) -> float:
-    """Wall seconds for ``count`` calls of ``sleep(seconds)``, all in flight at once."""
+async def concurrent(call: Call, count: int, limit: int | None = None) -> float:
+    """Wall seconds for ``count`` calls of ``sleep(0.05)``, all started at once (at most ``limit`` in flight, as a
+    plain ``anyio.CapacityLimiter`` lets them); each answer is checked."""
+    answers: list[str] = []
+    limiter = anyio.CapacityLimiter(limit or count)
+
+    async def one() -> None:
+        async with limiter:
+            answers.append(await call("sleep", {"seconds": 0.05}))
+
     started = time.perf_counter()
     async with anyio.create_task_group() as tasks:
         for _ in range(count):
-            tasks.start_soon(call, "sleep", {"seconds": seconds})
-    return time.perf_counter() - started
+            tasks.start_soon(one)
+    seconds = time.perf_counter() - started
+    assert answers == [SLEPT] * count, answers[:3]
+    return seconds
 
 
-@dataclass(frozen=True)
-class Paired:
-    """Interleaved rounds of ours and the baseline: medians of each, and the median of the per-round ratios. Rounds
-    measured back to back share the machine's load, so the median ratio is steady even on a busy machine."""
-
-    ours: float
-    raw: float
-    ratio: float
-
-
-async def paired(ours: Callable[[], Awaitable[float]], raw: Callable[[], Awaitable[float]], rounds: int) -> Paired:
-    our_times, raw_times = [], []
-    for number in range(rounds):
-        first, second = (ours, raw) if number % 2 == 0 else (raw, ours)
-        a, b = await first(), await second()
-        our_times.append(a if first is ours else b)
-        raw_times.append(b if first is ours else a)
-    ratios = [mine / theirs for mine, theirs in zip(our_times, raw_times, strict=True)]
-    return Paired(statistics.median(our_times), statistics.median(raw_times), statistics.median(ratios))
-
-
-async def compare_sequential(transport: str, url: str | None, calls: int, rounds: int) -> Paired:
-    """Seconds per call, ours and raw, for rounds of ``calls`` sequential calls on one session each."""
+async def compare_sequential(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
+    """Seconds per round of ``calls`` sequential calls: ours and the raw SDK, one session each."""
     async with our_session(transport, url) as ours, raw_session(transport, url) as raw:
         await sequential(ours, 20)
         await sequential(raw, 20)
-        result = await paired(partial(sequential, ours, calls), partial(sequential, raw, calls), rounds)
-    return Paired(result.ours / calls, result.raw / calls, result.ratio)
+        return await interleave_async(partial(sequential, ours, calls), partial(sequential, raw, calls), rounds)
 
 
-async def naive_per_call(transport: str, url: str | None, calls: int) -> float:
-    """Seconds per call when every call opens its own session (and, over stdio, its own server process)."""
-    started = time.perf_counter()
-    for number in range(calls):
-        async with mcp.Client(raw_server(transport, url)) as client:
-            await client.call_tool("echo", {"text": f"call {number}"})
-    return (time.perf_counter() - started) / calls
+async def compare_naive(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
+    """Seconds per round of ``calls`` calls: a new raw-SDK session per call (as "ours" in the result, so that the
+    ratio is the speed-up of reuse) against the project's client reusing one session."""
+
+    async def naive() -> float:
+        started = time.perf_counter()
+        for number in range(calls):
+            async with raw_session(transport, url) as call:
+                answer = await call("echo", {"text": f"call {number}"})
+                assert answer == f"call {number}", answer
+        return time.perf_counter() - started
+
+    async with our_session(transport, url) as ours:
+        await sequential(ours, 20)
+        return await interleave_async(naive, partial(sequential, ours, calls), rounds)
 
 
-async def compare_concurrent(transport: str, url: str | None, calls: int, seconds: float, rounds: int) -> Paired:
-    """Wall seconds, ours and raw, for ``calls`` concurrent sleeps on one session each."""
-    async with our_session(transport, url, max_concurrency=calls) as ours, raw_session(transport, url) as raw:
-        await concurrent(ours, 10, 0.0)
-        await concurrent(raw, 10, 0.0)
-        return await paired(partial(concurrent, ours, calls, seconds), partial(concurrent, raw, calls, seconds), rounds)
+async def compare_concurrent(transport: str, url: str | None, calls: int, limit: int | None, rounds: int) -> Rounds:
+    """Wall seconds of ``calls`` concurrent sleeps on one session each: the project's client with its concurrency
+    limit at ``limit`` (None: the client's default), against the raw SDK with as many in flight at once."""
+    limit = limit or DEFAULT_MAX_CONCURRENCY
+    async with our_session(transport, url, max_concurrency=limit) as ours, raw_session(transport, url) as raw:
+        await concurrent(ours, 10)
+        await concurrent(raw, 10)
+        return await interleave_async(partial(concurrent, ours, calls), partial(concurrent, raw, calls, limit), rounds)
+
+
+def waves_floor(calls: int, limit: int, seconds: float) -> float:
+    """The least wall time ``calls`` calls of ``seconds`` each can take, ``limit`` at a time."""
+    return math.ceil(calls / limit) * seconds
+
+
+async def compare_sync(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
+    """Seconds per round of ``calls`` sequential calls: :class:`SyncMcpClient` from a plain thread, against the async
+    client on its own event loop; one session each, open throughout."""
+    with SyncMcpClient(our_spec(transport, url)) as client:
+
+        def blocking() -> float:
+            started = time.perf_counter()
+            for number in range(calls):
+                answer = client.call_tool("echo", {"text": f"call {number}"}).text
+                assert answer == f"call {number}", answer
+            return time.perf_counter() - started
+
+        async with our_session(transport, url) as ours:
+            await sequential(ours, 20)
+            await anyio.to_thread.run_sync(blocking)
+            return await interleave_async(
+                partial(anyio.to_thread.run_sync, blocking), partial(sequential, ours, calls), rounds
+            )

@@ -20,8 +20,12 @@ knext.category(
 from nodes.agent import AgentPrompter  # noqa: E402
 from nodes.caller import MCPToolCaller  # noqa: E402
 from nodes.chat_model import ChatModelConnector  # noqa: E402
+from nodes.http_provider import HTTPToolProvider  # noqa: E402
 from nodes.prompt import MCPPrompt  # noqa: E402
 from nodes.provider import MCPToolProvider  # noqa: E402
 from nodes.resource_reader import MCPResourceReader  # noqa: E402
 
-__all__ = ["AgentPrompter", "ChatModelConnector", "MCPPrompt", "MCPResourceReader", "MCPToolCaller", "MCPToolProvider"]
+__all__ = [
+    "AgentPrompter", "ChatModelConnector", "HTTPToolProvider", "MCPPrompt", "MCPResourceReader", "MCPToolCaller",
+    "MCPToolProvider",
+]  # fmt: skip

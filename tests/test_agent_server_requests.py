@@ -14,6 +14,7 @@ import anyio
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
+from cli_runs import run_cli as _cli
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.agent import AgentConfig, AgentRun, run_agent
 from knime_mcp.agent_tools import TOOLS_CHANGED
@@ -21,7 +22,6 @@ from knime_mcp.config import SamplingLimits, ServerRequestPolicy, ServerSpec
 from knime_mcp.provider import list_server_tools
 from knime_mcp.tool import MCPTool
 from scripted_model import ScriptedChatModel, calls, scripted
-from test_cli import _run as _cli
 
 ASKING = ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "asking_server.py")]), name="asking")
 

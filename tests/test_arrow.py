@@ -21,6 +21,7 @@ from knime_mcp.arrow import (
     tools_from_frame,
     tools_to_arrow,
     tools_to_frame,
+    tools_to_table,
     write_tools,
 )
 from knime_mcp.errors import ConfigError
@@ -202,6 +203,16 @@ def test_the_knime_frame_and_the_arrow_table_show_the_same_readable_columns() ->
     from_frame = tools_to_frame(TOOLS)[readable].to_dict("records")
 
     assert from_frame == from_arrow
+
+
+def test_the_knime_table_the_provider_writes_holds_json_text_and_reads_back_as_the_tools() -> None:
+    table = tools_to_table(TOOLS)
+
+    assert table.column_names == list(COLUMNS)
+    assert table.schema.field("MCP Tool").type == pa.string()
+    assert [json.loads(cell) for cell in table.column("MCP Tool").to_pylist()] == [tool.to_dict() for tool in TOOLS]
+    assert table.drop_columns(["MCP Tool"]).to_pylist() == tools_to_arrow(TOOLS).drop_columns(["MCP Tool"]).to_pylist()
+    assert tools_from_arrow(table) == TOOLS
 
 
 def test_the_json_column_of_a_knime_table_read_as_arrow_gives_the_tools() -> None:

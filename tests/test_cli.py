@@ -9,25 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from knime_mcp.cli import main
+from cli_runs import run_cli
 
 TOKEN_ECHO_SERVER = Path(__file__).parent / "servers" / "token_echo_server.py"
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_tools_without_a_server_lists_the_bundled_demo_servers_tools(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "tools")
+    code, out, _ = run_cli(capsys, "tools")
     assert code == 0
     assert "echo" in out and "create_order" in out and out.rstrip().endswith("tools")
 
 
 def test_tools_as_json_carry_schemas_and_annotations(capsys: pytest.CaptureFixture[str], demo_http_url: str) -> None:
-    code, out, _ = _run(capsys, "tools", demo_http_url, "--format", "json", "--include", "^add$")
+    code, out, _ = run_cli(capsys, "tools", demo_http_url, "--format", "json", "--include", "^add$")
     tools = json.loads(out)
     assert code == 0 and [tool["name"] for tool in tools] == ["add"]
     assert tools[0]["annotations"]["read_only"] is True and "a" in tools[0]["input_schema"]["properties"]
@@ -40,7 +34,7 @@ def test_tools_write_arrow_and_parquet_files(
     from knime_mcp.arrow import tools_from_arrow
 
     path = tmp_path / f"tools.{fmt}"
-    code, _, _ = _run(capsys, "tools", demo_http_url, "--format", fmt, "--output", str(path))
+    code, _, _ = run_cli(capsys, "tools", demo_http_url, "--format", fmt, "--output", str(path))
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -55,29 +49,29 @@ def test_tools_write_arrow_and_parquet_files(
 def test_tools_of_a_stdio_server_given_after_a_double_dash(
     capsys: pytest.CaptureFixture[str], everything_stdio_command: list[str]
 ) -> None:
-    code, out, _ = _run(capsys, "tools", "--", *everything_stdio_command)
+    code, out, _ = run_cli(capsys, "tools", "--", *everything_stdio_command)
     assert code == 0 and "get-sum" in out
 
 
 def test_call_prints_the_normalised_result(capsys: pytest.CaptureFixture[str], demo_http_url: str) -> None:
-    code, out, _ = _run(capsys, "call", demo_http_url, "add", "--args", '{"a": 1, "b": 2}')
+    code, out, _ = run_cli(capsys, "call", demo_http_url, "add", "--args", '{"a": 1, "b": 2}')
     assert code == 0 and json.loads(out)["structured"] == {"result": 3}
 
 
 def test_call_of_a_stdio_server_takes_the_tool_after_the_command(
     capsys: pytest.CaptureFixture[str], demo_stdio_command: list[str]
 ) -> None:
-    code, out, _ = _run(capsys, "call", "--", *demo_stdio_command, "--", "echo", "--args", '{"text": "hi"}')
+    code, out, _ = run_cli(capsys, "call", "--", *demo_stdio_command, "--", "echo", "--args", '{"text": "hi"}')
     assert code == 0 and json.loads(out)["content"][0]["text"] == "hi"
 
 
 def test_a_tool_error_exits_with_code_4(capsys: pytest.CaptureFixture[str], demo_http_url: str) -> None:
-    code, out, err = _run(capsys, "call", demo_http_url, "fail", "--args", '{"message": "nope"}')
+    code, out, err = run_cli(capsys, "call", demo_http_url, "fail", "--args", '{"message": "nope"}')
     assert code == 4 and json.loads(out)["is_error"] is True and err.startswith("Error:")
 
 
 def test_a_connection_error_exits_with_code_3_and_a_hint(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, "tools", "http://nonexistent.invalid/mcp")
+    code, _, err = run_cli(capsys, "tools", "http://nonexistent.invalid/mcp")
     assert code == 3 and "Hint:" in err
 
 
@@ -86,7 +80,7 @@ def test_a_connection_error_exits_with_code_3_and_a_hint(capsys: pytest.CaptureF
     [["call", "http://127.0.0.1:1/mcp", "echo", "--args", "{not json"], ["tools", "--format", "xml"], ["frobnicate"]],
 )
 def test_usage_errors_exit_with_code_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    code, _, err = _run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and err.startswith("Error:")
 
 
@@ -111,7 +105,7 @@ def test_help_and_the_text_table_do_not_import_pyarrow_or_pandas(argv: list[str]
 def test_tools_can_leave_out_everything_but_read_only_tools(
     capsys: pytest.CaptureFixture[str], demo_http_url: str
 ) -> None:
-    code, out, err = _run(capsys, "tools", demo_http_url, "--destructive", "read-only", "--format", "json")
+    code, out, err = run_cli(capsys, "tools", demo_http_url, "--destructive", "read-only", "--format", "json")
     names = {tool["name"] for tool in json.loads(out)}
     assert code == 0 and "echo" in names and "delete_record" not in names and "delete_record" in err
 
@@ -152,7 +146,7 @@ def test_sdk_log_records_are_one_line_each_unless_verbose(verbose: bool) -> None
 @pytest.mark.parametrize("command", ["call", "call-table"])
 def test_a_server_url_without_a_tool_name_is_a_usage_error(capsys: pytest.CaptureFixture[str], command: str) -> None:
     extra = ["--input", "in.csv", "--output", "out.parquet"] if command == "call-table" else []
-    code, _, err = _run(capsys, command, "http://localhost:8000/mcp", *extra)
+    code, _, err = run_cli(capsys, command, "http://localhost:8000/mcp", *extra)
     assert code == 2 and "needs the name of the tool" in err and "knime-mcp tools http://localhost:8000/mcp" in err
 
 
@@ -160,19 +154,19 @@ def test_a_server_url_without_a_tool_name_is_a_usage_error(capsys: pytest.Captur
 def test_a_url_without_its_scheme_is_a_usage_error_not_a_command(
     capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    code, _, err = _run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and "Did you mean 'http://localhost:8000/mcp'?" in err
 
 
 def test_a_server_word_that_is_not_a_url_asks_for_the_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, "tools", "my-server")
+    code, _, err = run_cli(capsys, "tools", "my-server")
     assert code == 2 and "knime-mcp tools -- my-server" in err
 
 
 def test_call_table_of_a_stdio_server_needs_the_second_double_dash(
     capsys: pytest.CaptureFixture[str], demo_stdio_command: list[str]
 ) -> None:
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys, "call-table", "--", *demo_stdio_command, "echo", "--input", "a.csv", "--output", "b.parquet"
     )
     assert code == 2 and "second '--'" in err
@@ -181,7 +175,7 @@ def test_call_table_of_a_stdio_server_needs_the_second_double_dash(
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib.metadata import version
 
-    code, out, _ = _run(capsys, "--version")
+    code, out, _ = run_cli(capsys, "--version")
     assert code == 0 and out == f"knime-mcp {version('knime-mcp')}\n"
 
 
@@ -191,7 +185,7 @@ def test_call_reads_arguments_larger_than_a_command_line_word_from_a_file(
     text = "x" * 200_000  # past Linux's 128 KB limit for one argv word
     path = tmp_path / "args.json"
     path.write_text(json.dumps({"text": text}), encoding="utf-8")
-    code, out, _ = _run(capsys, "call", demo_http_url, "echo", "--args", f"@{path}")
+    code, out, _ = run_cli(capsys, "call", demo_http_url, "echo", "--args", f"@{path}")
     assert code == 0 and json.loads(out)["content"][0]["text"] == text
 
 
@@ -201,7 +195,7 @@ def test_call_reads_arguments_from_stdin(
     import io
 
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"a": 2, "b": 3}'))
-    code, out, _ = _run(capsys, "call", demo_http_url, "add", "--args", "-")
+    code, out, _ = run_cli(capsys, "call", demo_http_url, "add", "--args", "-")
     assert code == 0 and json.loads(out)["structured"] == {"result": 5}
 
 
@@ -219,7 +213,7 @@ def test_call_reads_arguments_from_stdin(
     ],
 )
 def test_usage_errors_are_found_before_connecting(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    code, _, err = _run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and err.startswith("Error:") and "sk-literal" not in err
 
 
@@ -227,7 +221,7 @@ def test_a_header_secret_given_as_an_env_reference_is_accepted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, demo_http_url: str
 ) -> None:
     monkeypatch.setenv("KNIME_MCP_TEST_HEADER", "sk-test")
-    code, _, _ = _run(capsys, "tools", demo_http_url, "--header", "Authorization: Bearer ${KNIME_MCP_TEST_HEADER}")
+    code, _, _ = run_cli(capsys, "tools", demo_http_url, "--header", "Authorization: Bearer ${KNIME_MCP_TEST_HEADER}")
     assert code == 0
 
 
@@ -240,14 +234,14 @@ def test_call_table_checks_its_output_before_the_first_call(
     source = tmp_path / "in.csv"
     source.write_text("text\nhi\n", encoding="utf-8")
     argv = ["call-table", _UNREACHABLE, "echo", "--input", str(source), "--output", str(tmp_path / output)]
-    code, _, err = _run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and message in err
 
 
 def test_call_checks_the_arguments_against_the_schema_and_does_not_call(
     capsys: pytest.CaptureFixture[str], demo_http_url: str
 ) -> None:
-    code, out, err = _run(capsys, "call", demo_http_url, "add", "--args", '{"a": "one", "b": 2}')
+    code, out, err = run_cli(capsys, "call", demo_http_url, "add", "--args", '{"a": "one", "b": 2}')
     assert code == 4 and out == "" and "do not fit tool 'add', so it was not called" in err and "'one'" in err
 
 
@@ -258,12 +252,12 @@ def test_an_unknown_tool_exits_with_code_4_in_call_and_call_table(
     source = tmp_path / "in.csv"
     source.write_text("text\nhi\n", encoding="utf-8")
     extra = ["--input", str(source), "--output", str(tmp_path / "out.parquet")] if command == "call-table" else []
-    code, _, err = _run(capsys, command, demo_http_url, "no_such_tool", *extra)
+    code, _, err = run_cli(capsys, command, demo_http_url, "no_such_tool", *extra)
     assert code == 4 and "no tool 'no_such_tool'" in err and "echo" in err
 
 
 def test_hints_name_the_cli_flags(capsys: pytest.CaptureFixture[str], fake_hang_url: str) -> None:
-    code, _, err = _run(capsys, "tools", fake_hang_url, "--connect-timeout", "0.5")
+    code, _, err = run_cli(capsys, "tools", fake_hang_url, "--connect-timeout", "0.5")
     assert code == 3 and "--connect-timeout" in err and "connect timeout." not in err
 
 
@@ -300,7 +294,7 @@ def test_help_loads_neither_the_sdk_nor_its_http_stack() -> None:
 def test_agent_help_states_the_agents_own_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY
 
-    code, out, _ = _run(capsys, "agent", "--help")
+    code, out, _ = run_cli(capsys, "agent", "--help")
     help_text = " ".join(out.split())
     assert code == 0
     assert f"model calls per run (default: {DEFAULT_ITERATION_LIMIT})" in help_text
@@ -330,8 +324,8 @@ def test_call_masks_a_token_the_server_quotes_in_its_answer_or_its_error(
     monkeypatch.setenv("KNIME_MCP_TEST_TOKEN", "tok-canary-77e1b3")
     server = ["--env", "API_TOKEN=${KNIME_MCP_TEST_TOKEN}", "--", sys.executable, str(TOKEN_ECHO_SERVER), "--"]
     # When the CLI calls them
-    answered, out, _ = _run(capsys, "call", *server, "whoami")
-    rejected, _, err = _run(capsys, "call", *server, "verify_token")
+    answered, out, _ = run_cli(capsys, "call", *server, "whoami")
+    rejected, _, err = run_cli(capsys, "call", *server, "verify_token")
     # Then both say what the server said, with the token masked
     assert answered == 0 and json.loads(out)["structured"] == {"user": "knime", "token": "***"}
     assert rejected != 0 and "token *** is not valid here" in err

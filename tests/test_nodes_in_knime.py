@@ -33,6 +33,7 @@ from nodes import CATEGORY
 from nodes.agent import AgentPrompter
 from nodes.caller import MCPToolCaller
 from nodes.chat_model import CHAT_MODEL_PORT_ID, NO_API_KEY, ChatModelConnector, ChatModelPortObject
+from nodes.http_provider import HTTPToolProvider
 from nodes.prompt import MCPPrompt
 from nodes.provider import MCPToolProvider
 from nodes.resource_reader import MCPResourceReader
@@ -47,6 +48,7 @@ NODES: dict[str, Callable[[], Any]] = {
     "AgentPrompter": AgentPrompter,
     "MCPResourceReader": MCPResourceReader,
     "MCPPrompt": MCPPrompt,
+    "HTTPToolProvider": HTTPToolProvider,
 }
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
@@ -68,6 +70,9 @@ ADVANCED = {
 }  # fmt: skip
 _SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive"}
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
+ADVANCED["HTTPToolProvider"] = {
+    "document.trust_flow_variable", "document.trust_webhooks", "selection.unannotated_destructive",
+}  # fmt: skip
 """The settings each dialog shows only under "advanced settings"; the Resource Reader and the Prompt node share the
 provider's server settings."""
 SINCE = {
@@ -86,6 +91,10 @@ CHANGED = {
     "AgentPrompter": {"user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN"},
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
+    "HTTPToolProvider": {
+        "document.document": "http://nonexistent.invalid/openapi.json", "auth.kind": "BEARER",
+        "auth.credential": "mcp-token",
+    },
 }
 """Settings other than the defaults, to see them saved and loaded."""
 _SCOPE = "#/properties/model/properties/"
@@ -176,6 +185,7 @@ def _input_specs(node_id: str, upstream: dict[str, Any]) -> tuple[Any, ...]:
         "AgentPrompter": (upstream["model"], upstream["tools"], None, []),
         "MCPResourceReader": (None,),
         "MCPPrompt": (None,),
+        "HTTPToolProvider": (None,),
     }[node_id]
 
 

@@ -62,6 +62,7 @@ NODE_IDS = {
     "AgentPrompter": "Agent Prompter",
     "MCPResourceReader": "MCP Resource Reader",
     "MCPPrompt": "MCP Prompt",
+    "HTTPToolProvider": "HTTP Tool Provider",
 }
 """Node id to node name. Saved workflows find their nodes by id: an id must never change, whatever the class is
 called (without ``id=``, KNIME takes the class name)."""

@@ -36,6 +36,7 @@ _COMMANDS = (
     "login",
     "logout",
     "demo-server",
+    "http-tools",
 )
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
+import json
 import os
 import stat
 import subprocess
@@ -14,6 +17,7 @@ import pytest
 from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts
 from knime_mcp.seal import KEY_FILE_ENV, is_sealed_here, key_file, seal_spec
+from knime_mcp.tool import MCPTool
 from tool_factory import make_tool
 
 SPEC = ServerSpec(target="http://127.0.0.1:8000/mcp", headers={"X-Key": "${TOKEN}"})
@@ -125,3 +129,15 @@ def _seal_in_child(spec: ServerSpec, key: Path) -> ServerSpec:
     """``spec`` sealed by another process, as another machine (another key) or a later KNIME session would."""
     output, _ = _seal_in_child_async(spec, key).communicate(timeout=60)
     return dataclasses.replace(spec, seal=output.strip())
+
+
+def test_a_tool_sealed_by_an_earlier_version_still_fits(own_key: Path) -> None:
+    """Tables saved in workflows keep their seals: the facts a seal covers are the same bytes as before."""
+    tool = make_tool('lookup_"ünïcode"', server=seal_spec(SPEC))
+    hints = [False, True, False, True, False]
+    facts = json.dumps([tool.name, tool.tool_name, hints, "forbidden"], separators=(",", ":"))
+    message = f"tool\n{tool.server.identity}\n{facts}".encode()
+    earlier = hmac.new(bytes.fromhex(own_key.read_text()), message, hashlib.sha256).hexdigest()
+    cell = {**json.loads(tool.to_json()), "seal": earlier}
+
+    assert is_sealed_here(MCPTool.from_dict(cell).server)

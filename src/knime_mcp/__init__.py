@@ -58,6 +58,7 @@ __all__ = [
     "call_table_sync",
     "fill_template",
     "is_sealed_here",
+    "list_http_tools",
     "list_server_tools",
     "run_agent",
     "run_sync",
@@ -113,6 +114,7 @@ _LOCATIONS = {
     "RetryPolicy": "dispatch",
     "ToolListing": "provider",
     "list_server_tools": "provider",
+    "list_http_tools": "http.listing",
     "tools_from_arrow": "arrow",
     "tools_to_arrow": "arrow",
     "is_sealed_here": "seal",
@@ -140,6 +142,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolTimeoutError,
     )
+    from knime_mcp.http.listing import list_http_tools
     from knime_mcp.pool import ClientPool
     from knime_mcp.prompts import MCPPrompt, RenderedPrompt
     from knime_mcp.provider import ToolListing, list_server_tools

@@ -42,7 +42,7 @@ _LIST_HINT = f"Call {LIST_RESOURCES} to see the servers and the URIs they serve.
 
 
 def table_servers(tools: Iterable[MCPTool | LocalTool]) -> dict[str, ServerSpec]:
-    """The servers of the MCP tools, by display name, in table order.
+    """The servers of the MCP tools (not HTTP tools' APIs, which serve no resources), by display name, in table order.
 
     Of the equal specs of one server, a sealed one is kept: a tool sealed here already reaches that server as it is,
     so reading its resources reaches nothing new; a server no tool sealed stays data, and the pool checks it as it
@@ -50,7 +50,7 @@ def table_servers(tools: Iterable[MCPTool | LocalTool]) -> dict[str, ServerSpec]
     """
     servers: dict[str, ServerSpec] = {}
     for tool in tools:
-        if not isinstance(tool, MCPTool):
+        if not isinstance(tool, MCPTool) or tool.http is not None:
             continue
         known = servers.get(name := tool.server.display_name)
         if known is None or (known == tool.server and not is_sealed_here(known) and is_sealed_here(tool.server)):

@@ -64,7 +64,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_KINDS = {"mcp": "MCP", "workflow": "workflow"}
+_KINDS = {"mcp": "MCP", "http": "HTTP", "workflow": "workflow"}
 
 MAX_OFFERED_TOOLS = 128
 """Tools offered to the model per request, the first in table order: OpenAI's chat API refuses more, and models
@@ -112,7 +112,7 @@ class ToolCallLogEntry:
 
     @property
     def kind(self) -> str:
-        """``MCP``, ``workflow``, or ``unknown`` for a name no tool has."""
+        """``MCP``, ``HTTP``, ``workflow``, or ``unknown`` for a name no tool has."""
         return _KINDS.get(self.record.kind, self.record.kind)
 
     @property
@@ -249,7 +249,7 @@ class AgentToolset:
         except ToolCallError as exc:
             return self._refused(call, turn, "unknown", None, "unknown_tool", exc, started)
         server = tool.server.display_name if isinstance(tool, MCPTool) else None
-        kind = "mcp" if isinstance(tool, MCPTool) else tool.kind
+        kind = tool.kind
         if call.problem is not None:
             error = ToolCallError(
                 f"The arguments of the call of {call.name!r} are not a JSON object: {call.problem}",
@@ -348,7 +348,8 @@ def _between_fences(tag: str, tool: str, text: str, fence: str) -> str:
 def _spec(name: str, tool: MCPTool | LocalTool, fence: str) -> dict[str, Any]:
     description = tool.description
     if isinstance(tool, MCPTool):
-        origin = f"(Tool {tool.tool_name!r} of MCP server {tool.server.display_name!r}.)"
+        source = "MCP server" if tool.http is None else "HTTP API"
+        origin = f"(Tool {tool.tool_name!r} of {source} {tool.server.display_name!r}.)"
         description = f"{description}\n{origin}" if description else origin
     description = _between_fences("tool-description", name, description, fence) if description else ""
     schema = tool.parameter_schema or {}

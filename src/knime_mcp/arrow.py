@@ -7,15 +7,15 @@ caller, the agent and the CLI read it back. Both forms have the same columns (:d
 - Arrow (:func:`tools_to_arrow`): "MCP Tool" is the registered extension type :class:`MCPToolType`, a struct with
   schemas as JSON text. It survives IPC streams and Parquet in any process that imported this module, and
   ``table.to_pandas()`` turns it into a column of MCPTool objects.
-- KNIME (:func:`tools_to_frame`): a pure-Python extension cannot add a column type, so "MCP Tool" holds each tool's
-  ``to_json()`` as a string.
+- KNIME (:func:`tools_to_table`, or :func:`tools_to_frame` in pandas): a pure-Python extension cannot add a column
+  type, so "MCP Tool" holds each tool's ``to_json()`` as a string.
 
-Conversion is column-wise (one list per field, no per-row Arrow scalars): a provider lists thousands of tools.
+Conversion is column-wise (one list per field, no per-row Arrow scalars), and each tool's schemas are serialised
+once for all the columns that show them: a provider lists thousands of tools.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,10 +23,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
+from pydantic_core import from_json
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.seal import tool_seal, tool_seal_fits
-from knime_mcp.tool import MCPTool, TableServers, ToolAnnotations, policy_facts, server_to_table_json
+from knime_mcp.http.operation import HttpOperation
+from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tool_cells import TableReader, ToolWriter, schema_texts, tool_cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +46,7 @@ __all__ = [
     "tools_from_frame",
     "tools_to_arrow",
     "tools_to_frame",
+    "tools_to_table",
     "write_tools",
 ]
 
@@ -68,6 +71,7 @@ _STORAGE = pa.struct(
         pa.field("annotated", pa.bool_()),
         pa.field("task_support", pa.string()),
         pa.field("seal", pa.string()),
+        pa.field("http", pa.string()),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -228,11 +232,26 @@ def tools_to_arrow(tools: Iterable[MCPTool]) -> pa.Table:
     table = tools_to_arrow(tools)
     assert tools_from_arrow(table) == tools
     """
-    encoded = _encode(list(tools))
+    encoded = _encode(tools, cells=False)
     arrays = {field.name: pa.array(encoded[field.name], type=field.type) for field in _STORAGE}
     storage = pa.StructArray.from_arrays(list(arrays.values()), fields=list(_STORAGE))
-    flat = [arrays[key] if key in arrays else pa.array(encoded[key], type=pa.string()) for _, key in _FLAT]
-    return pa.Table.from_arrays([pa.ExtensionArray.from_storage(MCPToolType(), storage), *flat], names=list(COLUMNS))
+    return _table(pa.ExtensionArray.from_storage(MCPToolType(), storage), encoded, arrays)
+
+
+def tools_to_table(tools: Iterable[MCPTool]) -> pa.Table:
+    """The provider's tools table in KNIME form, as Arrow: "MCP Tool" holds JSON strings, flags are booleans. What
+    the provider node hands to ``knext.Table.from_pyarrow``."""
+    encoded = _encode(tools, cells=True)
+    return _table(pa.array(encoded["cell"], type=pa.string()), encoded, {})
+
+
+def _table(tool_column: pa.Array, encoded: dict[str, list[Any]], arrays: Mapping[str, pa.Array]) -> pa.Table:
+    """The tools table: ``tool_column``, then the readable columns (from ``arrays`` where already built)."""
+    flat = [
+        arrays[key] if key in arrays else pa.array(encoded[key], type=pa.bool_() if key in _BOOL_KEYS else pa.string())
+        for _, key in _FLAT
+    ]
+    return pa.Table.from_arrays([tool_column, *flat], names=list(COLUMNS))
 
 
 def write_tools(tools: Iterable[MCPTool], path: str | os.PathLike[str], fmt: Literal["arrow", "parquet"]) -> None:
@@ -257,14 +276,7 @@ def tools_from_arrow(table: pa.Table, column: str = TOOL_COLUMN) -> list[MCPTool
 
 def tools_to_frame(tools: Iterable[MCPTool]) -> pd.DataFrame:
     """The provider's tools table in KNIME form: "MCP Tool" holds JSON strings, flags are booleans."""
-    import pandas as pd
-
-    tools = list(tools)
-    encoded = _encode(tools)
-    data = {TOOL_COLUMN: pd.Series([tool.to_json() for tool in tools], dtype=object)}
-    for column, key in _FLAT:
-        data[column] = pd.Series(encoded[key], dtype=bool if key in _BOOL_KEYS else object)
-    return pd.DataFrame(data)
+    return tools_to_table(tools).to_pandas()
 
 
 def tools_from_frame(frame: pd.DataFrame, column: str = TOOL_COLUMN) -> list[MCPTool]:
@@ -299,13 +311,13 @@ def _not_tools(column: str, reason: str) -> ConfigError:
 
 def _tools_from_cells(cells: Sequence[Any], column: str, labels: Sequence[str]) -> list[MCPTool]:
     tools = []
-    servers = TableServers()
+    reader = TableReader()
     for cell, label in zip(cells, labels, strict=True):
         if isinstance(cell, MCPTool):
             tools.append(cell)
             continue
         try:
-            tools.append(MCPTool.from_json(cell, servers))
+            tools.append(reader.tool(from_json(cell)))
         except ConfigError as exc:
             raise _bad_row(column, label, exc) from exc
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -320,44 +332,38 @@ def _bad_row(column: str, label: str, error: ConfigError) -> ConfigError:
     return ConfigError(f"Column {column!r}, row {label}: {error.message}", server=error.server, hint=error.hint)
 
 
-def _encode(tools: Sequence[MCPTool]) -> dict[str, list[Any]]:
-    """One list per struct field and flat column; each distinct server is serialised once, without its seal: the
-    table's seal is each tool's (:func:`knime_mcp.seal.tool_seal`)."""
-    server_json: dict[int, str] = {}
-    server_name: dict[int, str] = {}
+_READABLE = tuple(key for _, key in _FLAT)
+_STRUCT_ONLY = tuple(field.name for field in _STORAGE if field.name not in _READABLE)
+
+
+def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
+    """One list per readable column, and either each tool's JSON (``cell``: KNIME's "MCP Tool" cell) or the rest of
+    the struct's fields. Each distinct server is serialised and checked for its seal once, without its own seal:
+    the table's seal is each tool's (:func:`knime_mcp.seal.tool_seal`)."""
+    writer = ToolWriter()
+    rows = []
     for tool in tools:
-        if id(tool.server) not in server_json:
-            server_json[id(tool.server)] = server_to_table_json(tool.server)
-            server_name[id(tool.server)] = tool.server.display_name
-    input_json = [_dumps(tool.input_schema) for tool in tools]
-    return {
-        "name": [tool.name for tool in tools],
-        "tool_name": [tool.tool_name for tool in tools],
-        "title": [tool.title for tool in tools],
-        "description": [tool.description for tool in tools],
-        "input_schema": input_json,
-        "parameter_schema": [
-            text if tool.parameter_schema is tool.input_schema or tool.parameter_schema == tool.input_schema
-            else _dumps(tool.parameter_schema)
-            for tool, text in zip(tools, input_json, strict=True)
-        ],
-        "output_schema": [None if tool.output_schema is None else _dumps(tool.output_schema) for tool in tools],
-        "read_only": [tool.annotations.read_only for tool in tools],
-        "destructive": [tool.annotations.destructive for tool in tools],
-        "idempotent": [tool.annotations.idempotent for tool in tools],
-        "open_world": [tool.annotations.open_world for tool in tools],
-        "server": [server_json[id(tool.server)] for tool in tools],
-        "notes": [list(tool.notes) for tool in tools],
-        "annotated": [tool.annotations.annotated for tool in tools],
-        "task_support": [tool.task_support for tool in tools],
-        "seal": [tool_seal(tool.server, tool.policy_facts) for tool in tools],
-        "server_name": [server_name[id(tool.server)] for tool in tools],
-        "notes_text": ["\n".join(tool.notes) for tool in tools],
-    }
-
-
-def _dumps(schema: Any) -> str:
-    return json.dumps(schema, separators=(",", ":"))
+        server, sealer = writer.server(tool.server)
+        texts = schema_texts(tool)
+        hints = tool.annotations
+        seal = sealer(tool.policy_facts)
+        readable = (
+            tool.name, tool.title, tool.description, texts[0], texts[2],
+            hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
+            tool.server.display_name, "\n".join(tool.notes),
+        )  # fmt: skip
+        if cells:
+            rows.append((*readable, tool_cell(tool, texts, server, seal)))
+        else:
+            rows.append(
+                (
+                    *readable, tool.tool_name, texts[1], server, list(tool.notes), hints.annotated,
+                    tool.task_support, seal, texts[3],
+                )
+            )  # fmt: skip
+    keys = (*_READABLE, *(("cell",) if cells else _STRUCT_ONLY))
+    columns = zip(*rows, strict=True) if rows else ([] for _ in keys)
+    return {key: list(values) for key, values in zip(keys, columns, strict=True)}
 
 
 def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> list[MCPTool]:
@@ -370,6 +376,7 @@ def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> lis
     stored.setdefault("annotated", [True] * len(storage))
     stored.setdefault("task_support", [None] * len(storage))
     stored.setdefault("seal", [None] * len(storage))
+    stored.setdefault("http", [None] * len(storage))
     return _decode(stored, column, offset)
 
 
@@ -394,14 +401,14 @@ class _RowDecoder:
     """Decodes the rows of one table, parsing each distinct server and set of hints once."""
 
     def __init__(self) -> None:
-        self._servers = TableServers()
+        self._reader = TableReader()
         self._annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
 
     def __call__(
         self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
         output_text: str | None, *rest: Any,
     ) -> MCPTool:  # fmt: skip
-        *flags, server, notes, annotated, task_support, seal = rest
+        *flags, server, notes, annotated, task_support, seal, http_text = rest
         flags_key = (*flags, annotated is not False)
         if flags_key not in self._annotations:
             self._annotations[flags_key] = ToolAnnotations(
@@ -409,20 +416,21 @@ class _RowDecoder:
                 annotated=flags_key[4],
             )
         hints = self._annotations[flags_key]
-        unsealed, sealed = self._servers.read(server)
+        servers = self._reader.read(server)
         task_support = task_support or "forbidden"
-        fits = tool_seal_fits(unsealed, policy_facts(name, tool_name, hints, task_support), seal)
-        input_schema = json.loads(input_text)
+        http = None if http_text is None else HttpOperation.from_dict(from_json(http_text))
+        input_schema = from_json(input_text)
         return MCPTool(
             name=name,
             tool_name=tool_name,
             title=title,
             description=description,
             input_schema=input_schema,
-            parameter_schema=input_schema if parameter_text == input_text else json.loads(parameter_text),
-            output_schema=None if output_text is None else json.loads(output_text),
+            parameter_schema=input_schema if parameter_text == input_text else from_json(parameter_text),
+            output_schema=None if output_text is None else from_json(output_text),
             annotations=hints,
-            server=sealed if fits else unsealed,
+            server=self._reader.fitting(servers, name, tool_name, hints, task_support, http, seal),
             notes=tuple(notes),
             task_support=task_support,
+            http=http,
         )

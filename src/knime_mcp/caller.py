@@ -183,9 +183,9 @@ class _Run:
             first_row = 0
             async for data in batches:
                 job = self._prepare(record_batch(data), first_row)
-                if first_row == 0 and job.size:
+                if first_row == 0 and job.size and self.tool.http is None:
                     # The first batch with rows: connect before its first row, so no row's duration includes the
-                    # handshake. A table without rows never contacts the server.
+                    # handshake. A table without rows never contacts the server; an HTTP tool has no handshake.
                     await self.pool.client(self.tool.server)
                 await jobs.send(job)
                 for row, arguments in enumerate(job.arguments):

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.cli_catalog import COMMANDS as CATALOG_COMMANDS
-from knime_mcp.cli_catalog import add_catalog_commands, run_catalog_command
+from knime_mcp.cli_catalog import add_catalog_commands, find_named, run_catalog_command
+from knime_mcp.cli_http import HTTP_COMMAND, add_http_command, http_listing
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
 from knime_mcp.render import terminal_safe
@@ -33,6 +34,7 @@ from knime_mcp.render import terminal_safe
 if TYPE_CHECKING:
     from knime_mcp.agent import AgentRun
     from knime_mcp.policy import ToolPolicy
+    from knime_mcp.provider import ToolListing
     from knime_mcp.tool import MCPTool
 
 __all__ = ["main", "run"]
@@ -278,20 +280,27 @@ def _check_patterns(args: argparse.Namespace) -> None:
             raise UsageError(f"--{option} {pattern!r} is not a valid regular expression: {exc}.") from exc
 
 
+def _table_options() -> argparse.ArgumentParser:
+    """What shapes and writes a tools table: ``tools`` and ``http-tools``."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--include", help="keep only tools whose name contains a match of this regex")
+    options.add_argument("--exclude", help="drop tools whose name contains a match of this regex")
+    options.add_argument("--prefix", default="", help="prefix for every tool name")
+    options.add_argument("--schema-mode", choices=["full", "simple"], default="full")
+    options.add_argument("--format", choices=["text", "json", "arrow", "parquet"], default="text")
+    options.add_argument("--output", help="file for --format arrow|parquet (json: default stdout)")
+    return options
+
+
 def _parser() -> _Parser:
     parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     server = _server_options()
 
-    tools = commands.add_parser("tools", parents=[server], help="list a server's tools as a table")
+    table_options = _table_options()
+    tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
     tools.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line; none: the demo server")
-    tools.add_argument("--include", help="keep only tools whose name contains a match of this regex")
-    tools.add_argument("--exclude", help="drop tools whose name contains a match of this regex")
-    tools.add_argument("--prefix", default="", help="prefix for every tool name")
-    tools.add_argument("--schema-mode", choices=["full", "simple"], default="full")
-    tools.add_argument("--format", choices=["text", "json", "arrow", "parquet"], default="text")
-    tools.add_argument("--output", help="file for --format arrow|parquet (json: default stdout)")
     _add_policy_options(tools, "allow")
 
     call = commands.add_parser("call", parents=[server], help="call one tool and print its result as JSON")
@@ -352,6 +361,8 @@ def _parser() -> _Parser:
     logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
     logout.add_argument("server", help="the server's http(s) URL")
     add_catalog_commands(commands, server)
+    http = add_http_command(commands, [_common_options(), table_options])
+    _add_policy_options(http, "allow")
 
     demo = commands.add_parser(
         "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
@@ -419,11 +430,15 @@ def _parse_arguments(text: str) -> dict[str, Any]:
 SignInPrompt = Callable[[str], None] | None
 
 
-def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
+def _check_table_output(args: argparse.Namespace) -> None:
     if args.format in ("arrow", "parquet") and not args.output:
         raise UsageError(f"--format {args.format} needs --output FILE.")
     if args.format == "text" and args.output:
         raise UsageError("--output is for --format json, arrow or parquet; the text table goes to stdout.")
+
+
+def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
+    _check_table_output(args)
     from knime_mcp.provider import list_server_tools
     from knime_mcp.sync import run_sync
 
@@ -437,6 +452,12 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show
         policy=_tool_policy(args),
         show_sign_in=show,
     )
+    return _write_listing(listing, args, out)
+
+
+def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) -> int:
+    """A tools table as ``--format`` and ``--output`` say, and the listing's notes on stderr (``tools`` and
+    ``http-tools``)."""
     if args.format == "text":
         from knime_mcp.render import render_tools
 
@@ -477,7 +498,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
 
     async def call() -> ToolResult:
         async with McpClient(spec, show_sign_in=show, requests=requests) as client:
-            tool = _find_tool(await client.list_tools(), args.tool, spec)
+            tool = find_named(await client.list_tools(), args.tool, spec, kind="tool")
             problems = validate_arguments(tool, arguments)
             if problems:
                 raise ToolCallError(
@@ -492,15 +513,6 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
     if result.is_error:
         raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
     return 0
-
-
-def _find_tool(tools: Sequence[MCPTool], name: str, spec: ServerSpec) -> MCPTool:
-    """``call`` and ``call-table`` report an unknown tool alike: a tool error, exit code 4, before any call."""
-    for tool in tools:
-        if tool.name == name:
-            return tool
-    listed = ", ".join(tool.name for tool in tools) or "none"
-    raise ToolCallError(f"The server has no tool {name!r}.", server=spec.display_name, hint=f"Its tools: {listed}.")
 
 
 def _check_output(path: str) -> None:
@@ -585,7 +597,7 @@ def _command_call_table(
 
     async def call_file() -> CallSummary:
         async with ClientPool(max_concurrency=options.concurrency, show_sign_in=show) as pool:
-            tool = _find_tool(await (await pool.client(spec)).list_tools(), args.tool, spec)
+            tool = find_named(await (await pool.client(spec)).list_tools(), args.tool, spec, kind="tool")
             return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
 
     try:
@@ -743,6 +755,9 @@ def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
 def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: TextIO) -> int:
     if args.command == "demo-server":
         return _command_demo_server(args)
+    if args.command == HTTP_COMMAND:
+        _check_table_output(args)
+        return _write_listing(http_listing(args, _tool_policy(args)), args, out)
     show = _sign_in_prompt(err)
     if args.command == "agent":
         return _command_agent(args, target, out, show)

@@ -16,10 +16,10 @@ import base64
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 from knime_mcp.config import ServerSpec
-from knime_mcp.errors import PromptError, UsageError
+from knime_mcp.errors import McpToolError, PromptError, ToolCallError, UsageError
 from knime_mcp.render import terminal_safe
 
 if TYPE_CHECKING:
@@ -120,7 +120,9 @@ def run_catalog_command(
 
             async def got() -> RenderedPrompt:
                 async with McpClient(spec, show_sign_in=show) as client:
-                    return await client.get_prompt(_find_prompt(await client.list_prompts(), args.prompt, spec), values)
+                    prompts = await client.list_prompts()
+                    prompt = find_named(prompts, args.prompt, spec, kind="prompt", error=PromptError)
+                    return await client.get_prompt(prompt, values)
 
             _print_prompt(run_sync(got), args.format, out)
     return 0
@@ -143,12 +145,23 @@ def _as_text(values: dict[str, Any]) -> dict[str, str]:
     return text
 
 
-def _find_prompt(prompts: Sequence[MCPPrompt], name: str, spec: ServerSpec) -> MCPPrompt:
-    for prompt in prompts:
-        if prompt.name == name:
-            return prompt
-    listed = ", ".join(prompt.name for prompt in prompts) or "none"
-    raise PromptError(f"The server has no prompt {name!r}.", server=spec.display_name, hint=f"Its prompts: {listed}.")
+class _Named(Protocol):
+    name: str
+
+
+_NamedT = TypeVar("_NamedT", bound=_Named)
+
+
+def find_named(
+    items: Sequence[_NamedT], name: str, spec: ServerSpec, *, kind: str, error: type[McpToolError] = ToolCallError
+) -> _NamedT:
+    """A tool (``call``, ``call-table``) or prompt (``prompt``) by name; an unknown one is an error listing the
+    server's, exit code 4, before any call."""
+    for item in items:
+        if item.name == name:
+            return item
+    listed = ", ".join(item.name for item in items) or "none"
+    raise error(f"The server has no {kind} {name!r}.", server=spec.display_name, hint=f"Its {kind}s: {listed}.")
 
 
 def _signature(prompt: MCPPrompt) -> str:

@@ -45,6 +45,7 @@ from knime_mcp.config import (
 from knime_mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.errors import (
     SESSION_TERMINATED,
+    ConfigError,
     McpToolError,
     OutcomeUnknownError,
     ServerAuthError,
@@ -264,6 +265,12 @@ class McpClient:
         """A new session over ``kind``; with ``may_fall_back``, a refusal after which ``auto`` tries the next
         transport is raised as :class:`_Refused`."""
         assert self._task_group is not None and self._http is not None
+        if self.spec.auth.kind == "query":
+            raise ConfigError(
+                "An MCP server takes no API key in the URL (authentication 'query' is for HTTP tools).",
+                server=self.server,
+                hint="Use a bearer token, a header or basic authentication.",
+            )
         headers = resolve_headers(self.spec, self._credentials)
         env = resolve_env(self.spec)
         diagnostics = Diagnostics()

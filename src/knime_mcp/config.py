@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from knime_mcp.errors import ConfigError
 
@@ -48,11 +48,12 @@ __all__ = [
     "expand_env",
     "resolve_env",
     "resolve_headers",
+    "resolve_query",
     "resolve_secret",
 ]
 
 TransportKind = Literal["auto", "streamable-http", "sse", "stdio"]
-AuthKind = Literal["none", "bearer", "header", "basic", "oauth", "oauth-client-credentials"]
+AuthKind = Literal["none", "bearer", "header", "basic", "query", "oauth", "oauth-client-credentials"]
 OAUTH_KINDS = frozenset({"oauth", "oauth-client-credentials"})
 """Authentication by OAuth (:mod:`knime_mcp.auth`): the token comes from an authorization server, not a setting."""
 Handshake = Literal["discover", "initialize"]
@@ -139,6 +140,10 @@ class AuthRef:
     header: str | None = None
     """Header name for ``kind="header"``, e.g. ``X-API-Key``."""
 
+    parameter: str | None = None
+    """Query parameter name for ``kind="query"``, e.g. ``api_key``: an API key sent in the URL, which only HTTP
+    tools send (:mod:`knime_mcp.http`). Left out of the JSON when None, so tables written before it read the same."""
+
     client_id: str | None = None
     """OAuth: the id of a client registered with the authorization server beforehand; for the client credentials
     grant it may come from the credential's user name instead. None: knime-mcp registers itself (RFC 7591)."""
@@ -166,6 +171,12 @@ class AuthRef:
             )
         if self.kind == "header" and not self.header:
             raise ConfigError("Authentication 'header' needs a header name, e.g. X-API-Key.")
+        if (self.kind == "query") != bool(self.parameter):
+            raise ConfigError(
+                "Authentication 'query' needs a query parameter name, e.g. api_key."
+                if self.kind == "query"
+                else f"A query parameter name goes with authentication 'query' only, not {self.kind!r}."
+            )
 
 
 _CREDENTIAL_HEADER = re.compile(
@@ -342,6 +353,8 @@ class ServerSpec:
                 del data[name]
         if not self.roots:
             del data["roots"]
+        if self.auth.parameter is None:
+            del data["auth"]["parameter"]
         return data
 
     def to_json(self) -> str:
@@ -453,7 +466,8 @@ def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tupl
 
 def resolve_secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
     """The ``(username, secret)`` pair of an auth reference, resolved now. A bearer token or header secret goes
-    into a header as it is, so it is checked for what a header cannot carry; a basic one is base64-encoded first."""
+    into a header as it is, so it is checked for what a header cannot carry; a basic one is base64-encoded first, a
+    query one percent-encoded."""
     header = auth.kind in ("bearer", "header")
     if auth.credential is not None:
         username, password = _credential(auth.credential, lookup, server)
@@ -487,6 +501,13 @@ def resolve_headers(spec: ServerSpec, credentials: CredentialLookup | None = Non
     return headers
 
 
+def resolve_query(spec: ServerSpec, credentials: CredentialLookup | None = None) -> dict[str, str]:
+    """The query parameters authentication adds (``kind="query"``), with the secret resolved; never to be logged."""
+    if spec.auth.kind != "query" or spec.auth.parameter is None:
+        return {}
+    return {spec.auth.parameter: resolve_secret(spec.auth, credentials, spec.display_name)[1]}
+
+
 def _header_value(name: str, value: str, server: str) -> str:
     """One extra header's value with its references resolved and checked; the error names the header or the
     variable, never the value."""
@@ -498,13 +519,13 @@ def _header_value(name: str, value: str, server: str) -> str:
 
 def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = None) -> frozenset[str]:
     """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers and environment holds,
-    and its authentication's secret (and basic token), so that text relayed from the server can be masked. Values
-    under four characters are left out: masking them would garble ordinary words."""
+    and its authentication's secret (and its basic token and URL-encoded form), so that text relayed from the server
+    can be masked. Values under four characters are left out: masking them would garble ordinary words."""
     references = (*spec.headers.values(), *spec.env.values(), spec.auth.secret or "")
     values = {os.environ.get(name, "") for text in references for name in ENV_REF.findall(text)}
     if spec.auth.credential is not None or spec.auth.secret is not None:
         username, secret = resolve_secret(spec.auth, credentials, spec.display_name)
-        values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode()}
+        values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode(), quote(secret, safe="")}
     return frozenset(value for value in values if len(value) >= 4)
 
 

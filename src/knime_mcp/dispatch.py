@@ -1,9 +1,10 @@
 """The dispatcher every node shares: one tool call in, one :class:`CallOutcome` out, never an exception.
 
 It validates arguments against the tool's input schema, calls MCP tools over the run's :class:`ClientPool` (one
-session per server) or runs a :class:`LocalTool` (a KNIME workflow tool), retries only calls that are safe to
-repeat, and writes a :class:`CallRecord` for the tool-call log. Whether a failed call stops the run is the caller's
-policy (the agent's and the Tool Caller's "fail" setting), decided in one place: :meth:`CallOutcome.raise_for_error`.
+session per server), sends HTTP tools' requests (:mod:`knime_mcp.http`) over the same pool, or runs a
+:class:`LocalTool` (a KNIME workflow tool), retries only calls that are safe to repeat, and writes a
+:class:`CallRecord` for the tool-call log. Whether a failed call stops the run is the caller's policy (the agent's
+and the Tool Caller's "fail" setting), decided in one place: :meth:`CallOutcome.raise_for_error`.
 
     async with ClientPool() as pool:
         outcome = await Dispatcher(pool).call(tool, {"text": "hi"})
@@ -29,6 +30,7 @@ from knime_mcp.errors import (
     ToolError,
     ToolTimeoutError,
 )
+from knime_mcp.http.call import BusyResponse, http_retry_safe
 from knime_mcp.policy import ToolPolicy, task_refusal
 from knime_mcp.redaction import redact
 from knime_mcp.results import ToolResult
@@ -39,6 +41,7 @@ from knime_mcp.tool import MCPTool
 if TYPE_CHECKING:
     from tenacity import RetryCallState
 
+    from knime_mcp.http.operation import HttpOperation
     from knime_mcp.pool import ClientPool
 
 __all__ = [
@@ -211,7 +214,7 @@ class Dispatcher:
                 status = "tool_error"
         record = CallRecord(
             tool=tool.name,
-            kind="mcp" if isinstance(tool, MCPTool) else tool.kind,
+            kind=tool.kind,
             server=tool.server.display_name if isinstance(tool, MCPTool) else None,
             arguments=redact(arguments),
             status=status,
@@ -224,10 +227,25 @@ class Dispatcher:
     async def _invoke(self, tool: MCPTool | LocalTool, arguments: dict[str, Any]) -> tuple[ToolResult, int]:
         if isinstance(tool, LocalTool):
             return await tool.run(arguments), 1
+        if tool.http is not None:
+            return await self._invoke_http(tool, tool.http, arguments)
         attempts = self._retry.attempts if tool.annotations.retry_safe else 1
         if attempts <= 1:
             return await self._call_mcp(tool, arguments, resend_lost=tool.annotations.retry_safe), 1
-        return await self._invoke_with_retries(tool, arguments, attempts)
+        return await self._with_retries(partial(self._call_mcp, tool, arguments, resend_lost=False), attempts)
+
+    async def _invoke_http(
+        self, tool: MCPTool, operation: HttpOperation, arguments: dict[str, Any]
+    ) -> tuple[ToolResult, int]:
+        """An HTTP tool's request, retried like an MCP call but by its method (:func:`http_retry_safe`); a 429 or
+        5xx answer not retried (any more) is the tool error it carries."""
+        client = await self._pool.http_client(tool.server)
+        send = partial(client.call, tool.tool_name, operation, arguments, timeout=self._timeout)
+        attempts = self._retry.attempts if http_retry_safe(operation, tool.annotations.idempotent) else 1
+        try:
+            return await self._with_retries(send, attempts)
+        except BusyResponse as busy:
+            return busy.result, busy.attempts  # type: ignore[attr-defined]
 
     async def _call_mcp(self, tool: MCPTool, arguments: dict[str, Any], *, resend_lost: bool) -> ToolResult:
         """``resend_lost``: let the client resend a call cut off by a lost session; off when this dispatcher's own
@@ -238,9 +256,7 @@ class Dispatcher:
             tool.tool_name, arguments, timeout=self._timeout, repeatable=resend_lost, progress=progress
         )
 
-    async def _invoke_with_retries(
-        self, tool: MCPTool, arguments: dict[str, Any], attempts: int
-    ) -> tuple[ToolResult, int]:
+    async def _with_retries(self, send: Callable[[], Awaitable[ToolResult]], attempts: int) -> tuple[ToolResult, int]:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         retrying = AsyncRetrying(
@@ -254,7 +270,7 @@ class Dispatcher:
             async for attempt in retrying:
                 with attempt:
                     number = attempt.retry_state.attempt_number
-                    return await self._call_mcp(tool, arguments, resend_lost=False), number
+                    return await send(), number
         except McpToolError as exc:
             exc.attempts = number  # type: ignore[attr-defined]
             raise

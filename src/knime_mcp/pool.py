@@ -6,8 +6,9 @@ group, in which every client keeps its session, and one HTTP connection pool, wh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from typing import TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -16,15 +17,18 @@ from knime_mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import McpToolError
+from knime_mcp.http.call import HttpToolClient
 from knime_mcp.seal import is_sealed_here
 from knime_mcp.server_requests import ServerRequests
 from knime_mcp.transports import HttpPool
-from knime_mcp.urlguard import check_server
+from knime_mcp.urlguard import PinnedHost, check_server
 
 __all__ = ["UNSEALED_HINT", "ClientPool"]
 
 _Key = tuple[ServerSpec, bool]
 """A server and whether it is trusted as it is (sealed here, or the pool trusts every server)."""
+
+_Client = TypeVar("_Client", McpClient, HttpToolClient)
 
 UNSEALED_HINT = (
     "These tools were not listed by an MCP Tool Provider on this machine (the table was edited, read from a file, "
@@ -38,8 +42,9 @@ class ClientPool:
     """One :class:`McpClient` per server for a whole run (an agent conversation, a Tool Caller execution).
 
     Sessions open on first use, from any task, and all close when the pool closes; they share one HTTP
-    connection pool. Settings and authentication errors fail fast for the rest of the run; other connection
-    failures trip a per-server :class:`CircuitBreaker`.
+    connection pool with the clients of HTTP tools' APIs (:meth:`http_client`), which open no MCP session.
+    Settings and authentication errors fail fast for the rest of the run; other connection failures trip a
+    per-server :class:`CircuitBreaker`.
 
         async with ClientPool() as pool:
             client = await pool.client(tool.server)
@@ -68,6 +73,7 @@ class ClientPool:
         self._max_concurrency = max_concurrency
         self._breaker = breaker
         self._clients: dict[_Key, McpClient] = {}
+        self._http_clients: dict[_Key, HttpToolClient] = {}
         self._circuits: dict[_Key, Circuit] = {}
         self._locks: dict[_Key, anyio.Lock] = {}
         self._stack = AsyncExitStack()
@@ -85,6 +91,8 @@ class ClientPool:
         async with anyio.create_task_group() as closing:
             for client in self._clients.values():
                 closing.start_soon(client.close_sessions)
+            for http_client in self._http_clients.values():
+                closing.start_soon(http_client.aclose)
         await self._stack.aclose()
 
     @property
@@ -94,33 +102,62 @@ class ClientPool:
 
     async def client(self, spec: ServerSpec) -> McpClient:
         """The open client for ``spec``, connecting on the first request."""
+        return await self._connected(spec, self._clients, self._open_session)
+
+    async def http_client(self, spec: ServerSpec) -> HttpToolClient:
+        """The client for the API (or webhook) of HTTP tools at ``spec``, made on the first request; checked and
+        pinned like an MCP server when it comes from data."""
+        return await self._connected(spec, self._http_clients, self._open_http)
+
+    async def _connected(
+        self,
+        spec: ServerSpec,
+        opened: dict[_Key, _Client],
+        open_one: Callable[[ServerSpec, PinnedHost | None], Awaitable[_Client]],
+    ) -> _Client:
         if self._task_group is None or self._http is None:
             raise RuntimeError("Open the ClientPool with 'async with' before using it.")
         # A server from data gets a session of its own even when a sealed tool of the same server has one: a tool
         # whose seal no longer fits (edited annotations) must pass the checks whichever tool connects first.
         key = (spec, not self._check_unsealed or is_sealed_here(spec))
-        if (client := self._clients.get(key)) is not None:
+        if (client := opened.get(key)) is not None:
             return client
         async with self._locks.setdefault(key, anyio.Lock()):
-            if key in self._clients:
-                return self._clients[key]
+            if key in opened:
+                return opened[key]
             circuit = self._circuits.setdefault(key, Circuit(self._breaker))
             circuit.check()
             try:
-                client = McpClient(
-                    spec,
-                    credentials=self._credentials,
-                    show_sign_in=self._show_sign_in,
-                    requests=self._requests,
-                    max_concurrency=self._max_concurrency,
-                    breaker=self._breaker,
-                    pin=None if key[1] else await check_server(spec, hint=UNSEALED_HINT),
-                )
-                await client.open_in(self._task_group, self._http)
+                client = await open_one(spec, None if key[1] else await check_server(spec, hint=UNSEALED_HINT))
             except McpToolError as exc:
                 circuit.failed(exc)
                 raise
             self._circuits.pop(key)
-            self._clients[key] = client
+            opened[key] = client
             return client
+
+    async def _open_session(self, spec: ServerSpec, pin: PinnedHost | None) -> McpClient:
+        assert self._task_group is not None and self._http is not None
+        client = McpClient(
+            spec,
+            credentials=self._credentials,
+            show_sign_in=self._show_sign_in,
+            requests=self._requests,
+            max_concurrency=self._max_concurrency,
+            breaker=self._breaker,
+            pin=pin,
+        )
+        await client.open_in(self._task_group, self._http)
+        return client
+
+    async def _open_http(self, spec: ServerSpec, pin: PinnedHost | None) -> HttpToolClient:
+        assert self._http is not None
+        return HttpToolClient.open(
+            spec,
+            self._http,
+            credentials=self._credentials,
+            pin=pin,
+            max_concurrency=self._max_concurrency,
+            breaker=self._breaker,
+        )
 

@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 SchemaMode = Literal["full", "simple"]
+_SCHEMA_MODES = frozenset(get_args(SchemaMode))
 
 MAX_OFFERED_DEPTH = 32
 """Schema levels offered to a model; deeper levels (never seen in real tools) are offered as any value."""
@@ -58,6 +59,9 @@ _SCHEMA_KEYWORDS = frozenset(
     }
 )  # fmt: skip
 _DEFINITION_KEYWORDS = frozenset({"$defs", "definitions"})
+_INLINED = _DEFINITION_KEYWORDS | {"$ref"}
+"""Keys whose presence makes inlining change a schema."""
+_SUBSCHEMA_KEYWORDS = _SCHEMA_MAP_KEYWORDS | _SCHEMA_KEYWORDS
 
 _PRIMITIVES = ("string", "integer", "number", "boolean")
 _SIMPLE_KEYWORDS = (
@@ -96,9 +100,13 @@ def apply_schema_mode(tool: MCPTool, mode: SchemaMode = "full") -> MCPTool | Non
 
 def _shape(tool: MCPTool, mode: SchemaMode) -> tuple[MCPTool | None, str]:
     """Always derived from ``input_schema``, so shaping twice gives the same schema and no repeated notes."""
-    if mode not in get_args(SchemaMode):
+    if mode not in _SCHEMA_MODES:
         raise ConfigError(f"Unknown schema mode {mode!r}; use one of {', '.join(get_args(SchemaMode))}.")
-    schema, notes = _offered(tool.input_schema)
+    try:
+        text: str | None = tool.input_json
+    except ValueError:  # not JSON (a schema made in Python): walked instead
+        text = None
+    schema, notes = _offered(tool.input_schema, text)
     if mode == "simple":
         schema, simple_notes, blockers = _simple(schema)
         if blockers:
@@ -106,6 +114,8 @@ def _shape(tool: MCPTool, mode: SchemaMode) -> tuple[MCPTool | None, str]:
             which = f"parameter {listed} is" if len(blockers) == 1 else f"parameters {listed} are"
             return None, f"tool {tool.name!r} left out: required {which} not offered in simple schema mode"
         notes += simple_notes
+    if schema is tool.parameter_schema and not notes:
+        return tool, ""  # the usual case: a schema offered as the server sent it, shared rather than copied
     new_notes = tuple(note for note in dict.fromkeys(notes) if note not in tool.notes)
     return tool.with_changes(parameter_schema=schema, notes=tool.notes + new_notes), ""
 
@@ -133,28 +143,44 @@ class _TooLarge(Exception):
     """Inlining would multiply the schema beyond :data:`_MAX_OFFERED_NODES`."""
 
 
-def _offered(schema: Any) -> tuple[dict[str, Any], list[str]]:
-    """The input schema as a ``$ref``-free object schema, with notes on what could not be offered as is."""
+def _offered(schema: Any, text: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The input schema (``text`` as JSON) as a ``$ref``-free object schema, with notes on what could not be offered
+    as is."""
     if not isinstance(schema, dict) or not schema:
         return _empty_object(), []
-    inliner = _Inliner(schema)
-    try:
-        inlined = inliner.inline(schema, 0, "")
-        notes = inliner.notes
-    except _TooLarge:
+    notes: list[str] = []
+    if (text is not None and _plain(text)) or _Inliner(schema).unchanged():
         inlined = schema
-        notes = ["the input schema is too large to inline its $ref definitions; it is offered with them"]
+    else:
+        inliner = _Inliner(schema)
+        try:
+            inlined = inliner.inline(schema, 0, "")
+            notes = inliner.notes
+        except _TooLarge:
+            inlined = schema
+            notes = ["the input schema is too large to inline its $ref definitions; it is offered with them"]
     if not isinstance(inlined, dict):
         return _empty_object(), notes
     kind = inlined.get("type", "object")
     if kind != "object" and not (isinstance(kind, list) and "object" in kind):
         return _empty_object(), [*notes, f"the input schema is of type {kind!r}, not an object; no parameters offered"]
     properties = inlined.get("properties")
+    if inlined is schema and schema.get("type") == "object" and isinstance(properties, dict):
+        return schema, notes
     return {**inlined, "type": "object", "properties": properties if isinstance(properties, dict) else {}}, notes
 
 
 def _empty_object() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
+
+
+def _plain(text: str) -> bool:
+    """Whether a schema's JSON shows it needs no inlining: no ``$ref`` or definitions anywhere, and too few objects
+    to be nested too deep. Faster than walking the schema, for the many small schemas a provider lists."""
+    return (
+        text.count("{") <= MAX_OFFERED_DEPTH
+        and '"$ref"' not in text and '"$defs"' not in text and '"definitions"' not in text
+    )  # fmt: skip
 
 
 class _Inliner:
@@ -169,6 +195,25 @@ class _Inliner:
         self._expanding: list[str] = ["#"]
         self._nodes = 0
         self.notes: list[str] = []
+
+    def unchanged(self) -> bool:
+        """Whether :meth:`inline` would copy the schema unchanged (no ``$ref``, no definitions, neither too deep nor
+        too large), found without copying: most schemas are, and a provider shapes thousands."""
+        pending: list[tuple[Any, int]] = [(self._root, 0)]
+        while pending:
+            node, depth = pending.pop()
+            if not isinstance(node, dict):
+                continue
+            self._nodes += 1
+            if self._nodes > _MAX_OFFERED_NODES or depth > MAX_OFFERED_DEPTH or not _INLINED.isdisjoint(node):
+                return False
+            for key in _SUBSCHEMA_KEYWORDS.intersection(node):
+                value = node[key]
+                if key in _SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+                    pending += [(sub, depth + 1) for sub in value.values()]
+                elif key in _SCHEMA_KEYWORDS:
+                    pending += [(sub, depth + 1) for sub in (value if isinstance(value, list) else (value,))]
+        return True
 
     def inline(self, node: Any, depth: int, path: str) -> Any:
         if not isinstance(node, dict):

@@ -10,9 +10,10 @@ calls in flight. :class:`SyncMcpClient` keeps one loop and one session for its w
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import queue
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AbstractContextManager
 from functools import partial
 from types import TracebackType
@@ -85,6 +86,10 @@ class CallerThread:
                 future.set_exception(exc)
 
 
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
 def run_sync(
     func: Callable[..., Awaitable[T]],
     *args: Any,
@@ -122,20 +127,24 @@ def run_sync(
 
 
 class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
-    """A blocking :class:`McpClient`: one event loop thread and one session for the client's lifetime."""
+    """A blocking :class:`McpClient`: one event loop thread and one session for the client's lifetime.
+
+    The portal opens and closes the session; calls go straight to its asyncio loop, without the portal's task
+    group and cancel scope around each, which a call of a millisecond would notice."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._client = McpClient(*args, **kwargs)
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
-        self._portal: BlockingPortal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._session_cm: AbstractContextManager[McpClient] | None = None
 
     def __enter__(self) -> SyncMcpClient:
-        self._portal_cm = start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
+        self._portal_cm = start_blocking_portal(backend="asyncio")
+        portal = self._portal_cm.__enter__()
         try:
-            self._session_cm = self._portal.wrap_async_context_manager(self._client)
+            self._session_cm = portal.wrap_async_context_manager(self._client)
             self._session_cm.__enter__()
+            self._loop = portal.call(_running_loop)
         except BaseException as exc:
             self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
             raise
@@ -145,15 +154,16 @@ class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._portal_cm is not None and self._session_cm is not None
+        self._loop = None
         try:
             self._session_cm.__exit__(exc_type, exc, tb)
         finally:
             self._portal_cm.__exit__(exc_type, exc, tb)
 
-    def _call(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-        if self._portal is None:
+    def _call(self, func: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
+        if self._loop is None:
             raise RuntimeError("Open the SyncMcpClient with 'with' before using it.")
-        return self._portal.call(partial(func, *args, **kwargs))
+        return asyncio.run_coroutine_threadsafe(func(*args, **kwargs), self._loop).result()
 
     def list_tools(self) -> list[MCPTool]:
         return self._call(self._client.list_tools)

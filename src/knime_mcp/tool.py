@@ -7,30 +7,32 @@ server's own name, used for the call. SDK models never travel further than :meth
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cache, cached_property
+from json.encoder import encode_basestring_ascii as _quote
 from typing import Any, Literal, get_args
 
 import mcp_types
+from pydantic_core import from_json, to_json
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.seal import seal_spec, tool_seal, tool_seal_fits
+from knime_mcp.http.operation import HttpOperation
+from knime_mcp.seal import tool_sealer
 
 __all__ = [
     "TASK_REQUIRED_NOTE",
     "MCPTool",
-    "TableServers",
     "TaskSupport",
     "ToolAnnotations",
+    "compact_json",
     "policy_facts",
-    "server_from_table",
-    "server_to_table",
-    "server_to_table_json",
 ]
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """A tool's ``execution.taskSupport``: whether it may, or must, run as an MCP task; absent means ``forbidden``."""
+
+_TASK_SUPPORTS = frozenset(get_args(TaskSupport))
 
 TASK_REQUIRED_NOTE = (
     "runs only as an MCP task (execution.taskSupport 'required'), which knime-mcp cannot run yet: the agent does not "
@@ -56,6 +58,18 @@ class ToolAnnotations:
         if wrong := [name for name in _HINTS if not isinstance(getattr(self, name), bool)]:
             raise ConfigError(f"The annotation {wrong[0]!r} is not true or false.")
 
+    @cached_property
+    def cell_json(self) -> str:
+        """The annotations as a table's JSON cell holds them, made once per value (values are shared by the tools of
+        a listing, :func:`_sdk_hints`)."""
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @cached_property
+    def hints_json(self) -> str:
+        """The hints as :func:`policy_facts` holds them, byte for byte as ``json.dumps`` writes them: tables keep
+        seals of these facts."""
+        return "[" + ",".join("true" if getattr(self, hint) else "false" for hint in _HINTS) + "]"
+
     @property
     def retry_safe(self) -> bool:
         """Whether repeating a call cannot change more than the first call did."""
@@ -69,21 +83,29 @@ class ToolAnnotations:
 
     @classmethod
     def from_sdk(cls, hints: mcp_types.ToolAnnotations | None) -> ToolAnnotations:
-        if hints is None or all(
-            hint is None
-            for hint in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint)
-        ):
-            return cls()
-        default = cls()
-        read_only = _or(hints.read_only_hint, default.read_only)
-        return cls(
-            read_only=read_only,
-            # The spec gives destructive/idempotent meaning only for tools that write.
-            destructive=False if read_only else _or(hints.destructive_hint, default.destructive),
-            idempotent=_or(hints.idempotent_hint, default.idempotent),
-            open_world=_or(hints.open_world_hint, default.open_world),
-            annotated=True,
-        )
+        if hints is None:
+            return _sdk_hints(None, None, None, None)
+        return _sdk_hints(hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint)
+
+
+@cache
+def _sdk_hints(
+    read_only: bool | None, destructive: bool | None, idempotent: bool | None, open_world: bool | None
+) -> ToolAnnotations:
+    """One shared value per combination of hints (the values are frozen): a server lists thousands of tools with
+    a handful of combinations."""
+    if read_only is None and destructive is None and idempotent is None and open_world is None:
+        return ToolAnnotations()
+    default = ToolAnnotations()
+    read_only = _or(read_only, default.read_only)
+    return ToolAnnotations(
+        read_only=read_only,
+        # The spec gives destructive/idempotent meaning only for tools that write.
+        destructive=False if read_only else _or(destructive, default.destructive),
+        idempotent=_or(idempotent, default.idempotent),
+        open_world=_or(open_world, default.open_world),
+        annotated=True,
+    )
 
 
 _HINTS = tuple(hint.name for hint in fields(ToolAnnotations))
@@ -126,8 +148,17 @@ class MCPTool:
     task_support: TaskSupport = "forbidden"
     """Whether the tool may (``optional``) or must (``required``) run as an MCP task."""
 
+    http: HttpOperation | None = None
+    """For an HTTP tool (:mod:`knime_mcp.http`), the request a call makes to ``server``; None for an MCP tool."""
+
     def __post_init__(self) -> None:
         """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
+        if (
+            isinstance(self.name, str) and self.name and isinstance(self.tool_name, str) and self.tool_name
+            and isinstance(self.description, str) and (self.title is None or isinstance(self.title, str))
+            and isinstance(self.task_support, str) and self.task_support in _TASK_SUPPORTS
+        ):  # fmt: skip
+            return  # the usual case, checked at once: a provider makes thousands of tools
         if not isinstance(self.name, str) or not self.name:
             raise ConfigError("The tool has no name.")
         texts = {"tool_name": self.tool_name, "description": self.description}
@@ -143,9 +174,24 @@ class MCPTool:
             )
 
     @property
+    def input_json(self) -> str:
+        """``input_schema`` as compact JSON, made once: shaping reads it, and the tools table holds it. Kept in the
+        instance's ``__dict__`` by hand: ``cached_property`` takes a lock, which costs more than the JSON."""
+        try:
+            return self.__dict__["_input_json"]  # type: ignore[no-any-return]
+        except KeyError:
+            text = self.__dict__["_input_json"] = compact_json(self.input_schema)
+            return text
+
+    @property
     def policy_facts(self) -> str:
         """What the tool policy and the task check read, as a table's seal covers it (:func:`policy_facts`)."""
-        return policy_facts(self.name, self.tool_name, self.annotations, self.task_support)
+        return policy_facts(self.name, self.tool_name, self.annotations, self.task_support, self.http)
+
+    @property
+    def kind(self) -> str:
+        """``mcp``, or ``http`` for an HTTP tool: the tool-call log's kind column."""
+        return "mcp" if self.http is None else "http"
 
     @property
     def task_required(self) -> bool:
@@ -177,6 +223,8 @@ class MCPTool:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
+        from knime_mcp.tool_cells import server_to_table
+
         return {
             "name": self.name,
             "tool_name": self.tool_name,
@@ -189,93 +237,42 @@ class MCPTool:
             "server": server_to_table(self.server),
             "notes": list(self.notes),
             "task_support": self.task_support,
-            "seal": tool_seal(self.server, self.policy_facts),
+            **({"http": self.http.to_dict()} if self.http is not None else {}),
+            "seal": tool_sealer(self.server)(self.policy_facts),
         }
 
     def to_json(self) -> str:
         """The form a KNIME table cell holds (a pure-Python extension cannot add a column type)."""
-        return json.dumps(self.to_dict(), separators=(",", ":"))
+        from knime_mcp.tool_cells import ToolWriter
+
+        return ToolWriter().cell(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], servers: TableServers | None = None) -> MCPTool:
-        """The tool as a table holds it; its server counts as chosen by a person only if the tool's seal fits.
-        ``servers``: those of the table read so far, shared by its rows."""
-        unsealed, sealed = (servers or TableServers()).read(json.dumps(data["server"], sort_keys=True))
-        tool = cls(
-            name=data["name"],
-            tool_name=data["tool_name"],
-            title=data.get("title"),
-            description=data.get("description") or "",
-            input_schema=data.get("input_schema") or {},
-            parameter_schema=data.get("parameter_schema") or {},
-            output_schema=data.get("output_schema"),
-            # A table written before "annotated" existed cannot tell a tool without hints from one whose hints equal
-            # the defaults, so it keeps the hints' face value (a destructive tool stays blocked).
-            annotations=ToolAnnotations(**{"annotated": True, **(data.get("annotations") or {})}),
-            server=unsealed,
-            notes=tuple(data.get("notes") or ()),
-            task_support=data.get("task_support") or "forbidden",
-        )
-        seal = data.get("seal")
-        if seal is not None and not isinstance(seal, str):
-            raise ConfigError(f"The seal of tool {tool.name!r} is not text.")
-        return replace(tool, server=sealed) if tool_seal_fits(unsealed, tool.policy_facts, seal) else tool
+    def from_dict(cls, data: dict[str, Any]) -> MCPTool:
+        """The tool as a table holds it; its server counts as chosen by a person only if the tool's seal fits
+        (:class:`knime_mcp.tool_cells.TableReader` reads a whole table)."""
+        from knime_mcp.tool_cells import TableReader
+
+        return TableReader().tool(data)
 
     @classmethod
-    def from_json(cls, text: str, servers: TableServers | None = None) -> MCPTool:
-        return cls.from_dict(json.loads(text), servers)
+    def from_json(cls, text: str) -> MCPTool:
+        return cls.from_dict(from_json(text))
 
 
-class TableServers:
-    """The servers of one table being read, each parsed and sealed once: a table lists thousands of tools of a few
-    servers, and a server's identity (what a seal covers) takes a while to compute."""
-
-    def __init__(self) -> None:
-        self._read: dict[str, tuple[ServerSpec, ServerSpec]] = {}
-
-    def read(self, text: str) -> tuple[ServerSpec, ServerSpec]:
-        """The server whose JSON a table holds as ``text``: unsealed, and sealed here (for a tool whose seal fits)."""
-        if text not in self._read:
-            spec = server_from_table(json.loads(text))
-            self._read[text] = (spec, seal_spec(spec))
-        return self._read[text]
-
-
-def policy_facts(name: str, tool_name: str, annotations: ToolAnnotations, task_support: str) -> str:
+def policy_facts(
+    name: str, tool_name: str, annotations: ToolAnnotations, task_support: str, http: HttpOperation | None = None
+) -> str:
     """The fields of a tool that decide whether it may be called, as JSON: what a table's seal covers besides the
-    server, so that editing a sealed tool's name or annotations cannot get it past the destructive-tool block."""
-    hints = [getattr(annotations, hint) for hint in _HINTS]
-    return json.dumps([name, tool_name, hints, task_support], separators=(",", ":"))
+    server, so that editing a sealed tool's name, annotations or HTTP request (a GET made a DELETE) cannot get it
+    past the destructive-tool block."""
+    head = f"[{_quote(name)},{_quote(tool_name)},{annotations.hints_json},{_quote(task_support)}"
+    if http is None:
+        return head + "]"
+    return f"{head},{json.dumps(http.to_dict(), separators=(',', ':'))}]"
 
 
-def server_to_table(spec: ServerSpec) -> dict[str, Any]:
-    """A tool's server as a table holds it: without the server's seal, as the table's seal is the tool's."""
-    data = spec.to_dict()
-    data.pop("seal", None)
-    return data
-
-
-def server_to_table_json(spec: ServerSpec) -> str:
-    """:func:`server_to_table` as JSON; the spec's cached identity when there is no handshake to add."""
-    if spec.handshake is None:
-        return spec.identity
-    return json.dumps(server_to_table(spec), sort_keys=True, separators=(",", ":"))
-
-
-def server_from_table(data: object) -> ServerSpec:
-    """A tool's server as a table holds it, unsealed: the seal a table keeps belongs to the tool (its server's seal
-    in tables written before it covers the server only, and so no longer counts).
-
-    A table may hold anything, so what is wrong is named instead of surfacing as a TypeError in a run."""
-    if not isinstance(data, Mapping):
-        raise ConfigError("The tool's server is not a JSON object.")
-    for field_name in ("headers", "env"):
-        entries = data.get(field_name) or {}
-        if not isinstance(entries, Mapping):
-            raise ConfigError(f"The server's {field_name} is not a JSON object.")
-        if wrong := [name for name, value in entries.items() if not isinstance(value, str)]:
-            raise ConfigError(f"The server's {field_name} entry {wrong[0]!r} is not text.")
-    try:
-        return ServerSpec.from_dict({name: value for name, value in data.items() if name != "seal"})
-    except (TypeError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"The tool's server is malformed ({exc}).") from exc
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON, several times faster than ``json.dumps``: a tools table holds thousands of
+    schemas. Unlike ``json.dumps`` it keeps non-ASCII text as it is."""
+    return to_json(value).decode()

@@ -388,13 +388,22 @@ def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettin
     variables already applied, so an equal value is how a node can tell."""
     if server.trust_flow_variable:
         return None
-    address = {text.strip() for text in (server.server, server.environment, server.roots) if text.strip()}
+    name = flow_variable_setting(ctx, (server.server, server.environment, server.roots))
+    if name is None:
+        return None
+    return (
+        f"The address comes from flow variable {name!r}; if you trust it, switch on "
+        "'Trust a server address from a flow variable'."
+    )
+
+
+def flow_variable_setting(ctx: knext.ConfigurationContext, settings: tuple[str, ...]) -> str | None:
+    """The flow variable that set one of ``settings`` (KNIME hands a node its settings with flow variables already
+    applied, so an equal value is how a node can tell), or None."""
+    texts = {text.strip() for text in settings if text.strip()}
     for name, value in ctx.flow_variables.items():
-        if isinstance(value, str) and value.strip() in address:
-            return (
-                f"The address comes from flow variable {name!r}; if you trust it, switch on "
-                "'Trust a server address from a flow variable'."
-            )
+        if isinstance(value, str) and value.strip() in texts:
+            return name
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import knime.extension as knext
 
@@ -49,7 +50,19 @@ class SelectionSettings:
     unannotated_destructive = unannotated_parameter()
 
 
-def _output_schema() -> knext.Schema:
+def selection_options(selection: SelectionSettings) -> dict[str, Any]:
+    """The core's shaping keywords (``shape_tools``) from the tool selection settings."""
+    return {
+        "include": selection.include,
+        "exclude": selection.exclude,
+        "prefix": selection.prefix,
+        "schema_mode": selection.schema_mode.lower(),
+        "policy": tool_policy("", "", selection.destructive, unannotated_destructive=selection.unannotated_destructive),
+    }
+
+
+def output_schema() -> knext.Schema:
+    """The tools table's columns, which the HTTP Tool Provider's output shares."""
     from knime_mcp.arrow import BOOL_COLUMNS, COLUMNS
 
     return knext.Schema.from_columns(
@@ -109,10 +122,10 @@ class MCPToolProvider:
     def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
         with knime_errors():
             server_spec(self.server, self.auth, self.timeouts)
-        return _output_schema()
+        return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
-        from knime_mcp.arrow import tools_to_frame
+        from knime_mcp.arrow import tools_to_table
         from knime_mcp.provider import list_server_tools
         from knime_mcp.sync import run_sync
 
@@ -121,15 +134,9 @@ class MCPToolProvider:
             listing = run_sync(
                 list_server_tools,
                 spec,
-                include=self.selection.include,
-                exclude=self.selection.exclude,
-                prefix=self.selection.prefix,
-                schema_mode=self.selection.schema_mode.lower(),
-                policy=tool_policy(
-                    "", "", self.selection.destructive, unannotated_destructive=self.selection.unannotated_destructive
-                ),
+                **selection_options(self.selection),
                 **connection,
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
-        return knext.Table.from_pandas(tools_to_frame(listing.tools))
+        return knext.Table.from_pyarrow(tools_to_table(listing.tools))

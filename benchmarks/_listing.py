@@ -1,0 +1,104 @@
+"""Figure 5: listing 5,000 tools, from the bytes the server sent to the table the MCP Tool Provider writes, and back.
+
+The baseline is ``json.loads`` of the same ``tools/list`` response, as the server sent it: the least any client must
+do with those bytes. Ours starts from the SDK's parsed result (the SDK's own parsing is not ours to speed up) and does
+what the provider does: tools converted from the SDK, filtered, their schemas shaped, named, sealed, and written in
+the KNIME form (``tools_to_table``: "MCP Tool" as JSON text). Back is what the Tool Caller and the Agent Prompter do
+with that table (``tools_from_arrow`` on its JSON column). Both sides start from the same garbage-collector state
+(:func:`_rounds.timed`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types
+from _rounds import Rounds, interleave, timed
+
+from knime_mcp.arrow import TOOL_COLUMN, tools_from_arrow, tools_to_arrow, tools_to_table
+from knime_mcp.config import ServerSpec
+from knime_mcp.provider import ToolListing, shape_tools
+from knime_mcp.seal import seal_spec
+from knime_mcp.tool import MCPTool
+
+
+def wire_tools(count: int) -> list[dict[str, Any]]:
+    """``count`` tools shaped like real ones: a few typed parameters, an enum, a nested object, annotations."""
+    tools = []
+    for number in range(count):
+        schema = {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": f"What to look up, case {number}."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                "order": {"type": "string", "enum": ["asc", "desc"]},
+                "filter": {"type": "object", "properties": {"field": {"type": "string"}, "value": {}}},
+            },
+            "required": ["query"],
+        }
+        tools.append(
+            {
+                "name": f"tool_{number:05d}",
+                "title": f"Tool {number}",
+                "description": f"Searches collection {number} and returns the matching records as JSON.",
+                "inputSchema": schema,
+                "outputSchema": {"type": "object", "properties": {"records": {"type": "array"}}},
+                "annotations": {"readOnlyHint": number % 2 == 0, "idempotentHint": True},
+            }
+        )
+    return tools
+
+
+def wire_payload(count: int) -> bytes:
+    """The ``tools/list`` response as an SDK server writes it: compact JSON, camelCase, no nulls."""
+    result = mcp_types.ListToolsResult.model_validate({"tools": wire_tools(count)})
+    body = {"jsonrpc": "2.0", "id": 2, "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _listing(result: mcp_types.ListToolsResult, server: ServerSpec) -> ToolListing:
+    """What the client and the provider do with the SDK's result (``McpClient.list_tools``, ``shape_tools``)."""
+    return shape_tools([MCPTool.from_sdk(tool, server) for tool in result.tools])
+
+
+def listing_rounds(count: int, rounds: int) -> tuple[int, Rounds, Rounds, Rounds]:
+    """(payload bytes, to the KNIME table, back from it, the Arrow extension form there and back), each against
+    ``json.loads`` of the payload; every result is checked against the tools listed."""
+    payload = wire_payload(count)
+    result = mcp_types.ListToolsResult.model_validate(json.loads(payload)["result"])
+    server = seal_spec(ServerSpec(target="http://127.0.0.1:8000/mcp", name="bench"))
+    expected = _listing(result, server).tools
+    assert len(expected) == count
+    tables = []
+
+    def to_table() -> float:
+        seconds = timed(lambda: tables.append(tools_to_table(_listing(result, server).tools)))
+        table = tables.pop()
+        assert table.num_rows == count and json.loads(table.column(TOOL_COLUMN)[0].as_py())["seal"]
+        tables.append(table)
+        return seconds
+
+    def back() -> float:
+        tools: list[MCPTool] = []
+        seconds = timed(lambda: tools.extend(tools_from_arrow(tables[-1])))
+        assert tools == expected and all(tool.server.seal for tool in tools)
+        return seconds
+
+    def arrow_form() -> float:
+        tools: list[MCPTool] = []
+        seconds = timed(lambda: tools.extend(tools_from_arrow(tools_to_arrow(expected))))
+        assert tools == expected
+        return seconds
+
+    def loads() -> float:
+        parsed: list[Any] = []
+        seconds = timed(lambda: parsed.append(json.loads(payload)))
+        assert len(parsed[0]["result"]["tools"]) == count
+        return seconds
+
+    for side in (to_table, back, arrow_form, loads):
+        side()  # warm: first uses read the seal key and fill caches
+    to_knime = interleave(to_table, loads, rounds)
+    from_knime = interleave(back, loads, rounds)
+    return len(payload), to_knime, from_knime, interleave(arrow_form, loads, rounds)

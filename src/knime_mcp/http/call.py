@@ -1,0 +1,211 @@
+"""Calls of HTTP tools: one :class:`HttpToolClient` per API (or webhook) for a run, over the run's connection pool.
+
+It sits where :class:`~knime_mcp.client.McpClient` sits for MCP servers, below the dispatcher, which validates
+arguments, retries and logs for both kinds; above it sit :mod:`~knime_mcp.http.request` (arguments to a request) and
+:mod:`~knime_mcp.http.response` (a response to a result). It keeps what an MCP client keeps: the authentication
+(resolved once), the concurrency limit, a circuit breaker, the pinned address of an API from data, and the secrets
+to mask in every result and error.
+
+A 429 or 5xx answer is raised as :class:`BusyResponse`, a :class:`ServerBusyError` carrying the error result, so that
+the dispatcher retries it as it retries an MCP server's, and hands on the result when it does not.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import httpx2
+
+from knime_mcp.breaker import Circuit, CircuitBreaker
+from knime_mcp.config import OAUTH_KINDS, CredentialLookup, ServerSpec, resolve_headers, resolve_query, resolved_secrets
+from knime_mcp.errors import (
+    ConfigError,
+    McpToolError,
+    OutcomeUnknownError,
+    ServerBusyError,
+    ServerConnectError,
+    ToolCallError,
+    ToolTimeoutError,
+    masked,
+    translate,
+)
+from knime_mcp.http.operation import HttpOperation
+from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
+from knime_mcp.http.response import error_result, success_result
+from knime_mcp.results import ToolResult
+from knime_mcp.transports import MAX_MESSAGE_BYTES, HttpPool
+from knime_mcp.urlguard import PinnedHost
+
+__all__ = ["SAFE_METHODS", "BusyResponse", "HttpToolClient", "http_retry_safe"]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change nothing on the server (RFC 9110), so a call may be repeated."""
+
+_IDEMPOTENT_METHODS = frozenset({"PUT", "DELETE"})
+"""Methods whose repeats change no more than the first call, when the tool is annotated so: a PUT or DELETE may
+still do more (a DELETE that archives a numbered version)."""
+
+
+def http_retry_safe(operation: HttpOperation, idempotent: bool) -> bool:
+    """Whether a failed call may be sent again: a safe method, or a PUT or DELETE annotated idempotent; never a POST
+    or PATCH, whatever its annotations say."""
+    return operation.method in SAFE_METHODS or (operation.method in _IDEMPOTENT_METHODS and idempotent)
+
+
+class BusyResponse(ServerBusyError):
+    """A 429 or 5xx answer: retried where the call is safe to repeat, else (or at the end) its :attr:`result`."""
+
+    def __init__(self, result: ToolResult, status: int, retry_after: float | None, *, server: str) -> None:
+        super().__init__(status, retry_after, server=server)
+        self.result = result
+
+
+class HttpToolClient:
+    """One API's calls for a run: ``open`` once, ``call`` from any task, ``aclose`` at the end."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        http: httpx2.AsyncClient,
+        query: Mapping[str, str],
+        secrets: frozenset[str],
+        *,
+        max_concurrency: int,
+        breaker: CircuitBreaker,
+    ) -> None:
+        self.spec = spec
+        self._http = http
+        self._query = tuple(query.items())
+        self._secrets = secrets
+        self._limiter = anyio.CapacityLimiter(max_concurrency)
+        self._circuit = Circuit(breaker)
+
+    @classmethod
+    def open(
+        cls,
+        spec: ServerSpec,
+        pool: HttpPool,
+        *,
+        credentials: CredentialLookup | None,
+        pin: PinnedHost | None,
+        max_concurrency: int,
+        breaker: CircuitBreaker,
+    ) -> HttpToolClient:
+        """Resolve the authentication (a missing variable or credential fails now, once) and borrow the pool.
+        ``pin``: the address :mod:`knime_mcp.urlguard` checked for an API from data; every request goes there."""
+        if spec.auth.kind in OAUTH_KINDS:
+            raise ConfigError(
+                "HTTP tools cannot sign in with OAuth.",
+                server=spec.display_name,
+                hint="Use a bearer token, a header, basic or query authentication with a key the API issued.",
+            )
+        headers = resolve_headers(spec, credentials)
+        timeout = httpx2.Timeout(spec.timeouts.connect, read=None)
+        http = pool.client(headers=headers, timeout=timeout, pin=pin)
+        secrets = resolved_secrets(spec, credentials)
+        query = resolve_query(spec, credentials)
+        return cls(spec, http, query, secrets, max_concurrency=max_concurrency, breaker=breaker)
+
+    @property
+    def server(self) -> str:
+        return self.spec.display_name
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def call(
+        self, tool_name: str, operation: HttpOperation, arguments: Mapping[str, Any], *, timeout: float | None = None
+    ) -> ToolResult:
+        """One request; calls beyond the concurrency limit wait. Secrets are masked in the result and any error."""
+        request = build_request(operation, arguments)
+        self._circuit.check()
+        try:
+            async with self._limiter:
+                result = await self._send(tool_name, request, timeout or self.spec.timeouts.call)
+        except McpToolError as exc:
+            if isinstance(exc, ServerConnectError):
+                self._circuit.failed(exc)
+            masked(exc, self._secrets)
+            raise
+        self._circuit.succeeded()
+        return result
+
+    async def _send(self, tool_name: str, request: HttpRequest, seconds: float) -> ToolResult:
+        url = self.spec.target.rstrip("/") + request.path if request.path else self.spec.target
+        outgoing = self._http.build_request(
+            request.method,
+            url,
+            params=[*request.query, *self._query],
+            headers=dict(request.headers),
+            **({} if request.body is NO_BODY else {"json": request.body}),
+        )
+        try:
+            with anyio.fail_after(seconds):
+                response = await self._http.send(outgoing, stream=True)
+                try:
+                    body = await _read_bounded(response)
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            raise ToolTimeoutError(
+                f"Tool {tool_name!r} did not answer within {seconds:g} s; the request was cancelled.",
+                server=self.server,
+                hint="Raise the call timeout if the API is slow.",
+            ) from exc
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            raise translate(exc, self.server) from exc
+        except httpx2.TransportError as exc:
+            raise OutcomeUnknownError(
+                f"The connection was lost during the call of tool {tool_name!r}; it may or may not have run "
+                f"({exc or type(exc).__name__}).",
+                server=self.server,
+                hint="Check the call's effect before calling it again.",
+            ) from exc
+        return self._result(request, response, body)
+
+    def _result(self, request: HttpRequest, response: httpx2.Response, body: bytes) -> ToolResult:
+        """The response as a result, secrets masked (an API may echo the key it was sent)."""
+        status, content_type = response.status_code, response.headers.get("Content-Type")
+        encoding = _encoding(response.charset_encoding)
+        if response.is_success:
+            return success_result(status, content_type, body, encoding).masked(self._secrets)
+        result = error_result(status, response.reason_phrase, request, content_type, body, encoding)
+        result = result.masked(self._secrets)
+        if status == 429 or status >= 500:
+            raise BusyResponse(result, status, _retry_after(response), server=self.server)
+        return result
+
+
+async def _read_bounded(response: httpx2.Response) -> bytes:
+    """The body, up to :data:`~knime_mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_MESSAGE_BYTES:
+            raise ToolCallError(
+                f"The API's response is larger than knime-mcp reads ({MAX_MESSAGE_BYTES // 2**20} MiB); the call "
+                "ran, but its result is lost.",
+                hint="Ask the API for less at a time (a filter, a page, a smaller range).",
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _encoding(charset: str | None) -> str:
+    """The response's charset if Python knows it, else UTF-8."""
+    try:
+        return codecs.lookup(charset).name if charset else "utf-8"
+    except LookupError:
+        return "utf-8"
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    """Retry-After in seconds; an HTTP date is not read (the backoff applies)."""
+    try:
+        return max(float(response.headers.get("Retry-After", "")), 0.0)
+    except ValueError:
+        return None

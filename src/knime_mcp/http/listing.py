@@ -1,0 +1,63 @@
+"""The HTTP Tool Provider's behaviour: an OpenAPI document's operations and webhook rows as one shaped tool list.
+
+Layer: above :mod:`knime_mcp.http.openapi` and :mod:`knime_mcp.http.webhooks`; the node and the CLI call
+:func:`list_http_tools`, which shapes the tools with the MCP provider's
+:func:`~knime_mcp.provider.shape_tools`, so names are unique across both kinds and the selection settings mean the
+same. It knows nothing of KNIME or Arrow.
+
+    listing = await list_http_tools("https://api.example.com/openapi.json", prefix="shop")
+    listing.tools, listing.notes
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, Timeouts
+from knime_mcp.errors import ConfigError
+from knime_mcp.http.document import load_document
+from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
+from knime_mcp.http.webhooks import WebhookRow, webhook_tools
+from knime_mcp.policy import ToolPolicy
+from knime_mcp.provider import ToolListing, shape_tools
+from knime_mcp.schema import SchemaMode
+from knime_mcp.tool import MCPTool
+
+__all__ = ["list_http_tools"]
+
+
+async def list_http_tools(
+    source: str | None,
+    *,
+    base_url: str | None = None,
+    auth: AuthRef | DocumentApiKey | None = None,
+    timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    webhooks: Sequence[WebhookRow] = (),
+    trust_webhooks: bool = False,
+    include: str | None = None,
+    exclude: str | None = None,
+    prefix: str = "",
+    schema_mode: SchemaMode = "full",
+    policy: ToolPolicy | None = None,
+    untrusted_hint: str | None = None,
+) -> ToolListing:
+    """The tools of the document at ``source`` (a URL or file; None: webhooks only), then one per webhook row.
+
+    ``auth`` goes to the API only, never to a webhook (whose URL is data). ``untrusted_hint``: the source or base
+    URL came from data (a flow variable), so the document is read only from a public URL and the API's server is
+    not sealed (agent and caller nodes check it again); otherwise it is, as a person chose it. ``trust_webhooks``
+    seals the webhooks' servers too."""
+    tools: list[MCPTool] = []
+    if source and source.strip():
+        document = await load_document(source, timeout=timeouts.connect, untrusted_hint=untrusted_hint)
+        if isinstance(auth, DocumentApiKey):
+            auth = auth.for_document(document)
+        sealed = untrusted_hint is None
+        tools += openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts, sealed=sealed)
+    elif not webhooks:
+        raise ConfigError(
+            "Neither an OpenAPI document nor webhooks given.",
+            hint="Enter an OpenAPI document's URL or file path, or connect a table of webhooks.",
+        )
+    tools += webhook_tools(webhooks, timeouts=timeouts, sealed=trust_webhooks)
+    return shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)

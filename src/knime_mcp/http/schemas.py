@@ -1,0 +1,139 @@
+"""OpenAPI schemas as self-contained JSON Schemas: ``$ref``\\ s into the document become ``$defs`` of the schema.
+
+Layer: used by :mod:`knime_mcp.http.openapi` for each tool's input and output schema. A schema that refers to
+itself (a tree, a linked list) stays a reference into ``$defs``, so nothing is expanded forever; the schema mode
+(:mod:`knime_mcp.schema`) inlines what a model is offered, and the arguments are validated against the schema
+with its ``$defs``. OpenAPI 3.0's dialect (``nullable``, boolean ``exclusiveMinimum``) becomes JSON Schema.
+
+    schemas = DocumentSchemas(document)
+    schema = schemas.convert({"$ref": "#/components/schemas/Pet"})   # {"$ref": "#/$defs/Pet"}
+    schemas.defs_for(schema)                                          # {"Pet": {...}, "Category": {...}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from knime_mcp.errors import ConfigError
+from knime_mcp.schema import resolve_local_ref
+
+__all__ = ["DocumentSchemas"]
+
+_SCHEMAS = "#/components/schemas/"
+_MAX_DEPTH = 200
+"""Nesting a document may have; deeper is refused rather than exhausting the Python stack."""
+
+
+class DocumentSchemas:
+    """The schemas of one document, converted once each."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self._document = document
+        self._dialect_30 = str(document.get("openapi", "")).startswith("3.0")
+        self._names: dict[str, str] = {}
+        self._converted: dict[str, Any] = {}
+
+    def deref(self, node: Any, what: str) -> Any:
+        """``node``, or what its chain of ``$ref``\\ s points to (a parameter, request body or response object)."""
+        seen: set[str] = set()
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if ref in seen:
+                raise ConfigError(f"The {what} refers to itself through {ref}.")
+            seen.add(ref)
+            node = self._target(ref, what)
+        return node
+
+    def convert(self, schema: Any) -> Any:
+        """``schema`` as JSON Schema, with its references pointing into ``$defs`` (see :meth:`defs_for`)."""
+        return self._walk(schema, 0)
+
+    def defs_for(self, *schemas: Any) -> dict[str, Any]:
+        """The ``$defs`` that the converted ``schemas`` need, with those their definitions need in turn."""
+        defs: dict[str, Any] = {}
+        pending = [ref for schema in schemas for ref in _refs(schema)]
+        while pending:
+            name = pending.pop().removeprefix("#/$defs/")
+            if name in defs:
+                continue
+            pointer = next(pointer for pointer, known in self._names.items() if known == name)
+            defs[name] = self._definition(pointer)
+            pending.extend(_refs(defs[name]))
+        return dict(sorted(defs.items()))
+
+    def resolve(self, schema: Any, defs: dict[str, Any]) -> Any:
+        """A converted schema with its top-level reference followed (to tell what type it has)."""
+        seen: set[str] = set()
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"] not in seen:
+            seen.add(schema["$ref"])
+            schema = defs.get(schema["$ref"].removeprefix("#/$defs/"), {})
+        return schema
+
+    def _definition(self, pointer: str) -> Any:
+        if pointer not in self._converted:
+            self._converted[pointer] = self._walk(self._target(pointer, "schema"), 0)
+        return self._converted[pointer]
+
+    def _target(self, ref: str, what: str) -> Any:
+        if not ref.startswith("#"):
+            raise ConfigError(
+                f"The {what} refers to {ref}, outside the document.",
+                hint="Bundle the document into one file first, e.g. with 'npx @redocly/cli bundle'.",
+            )
+        target = resolve_local_ref(ref, self._document)
+        if target is None:
+            raise ConfigError(f"The {what} refers to {ref}, which is not in the document.")
+        return target
+
+    def _name(self, pointer: str) -> str:
+        if pointer not in self._names:
+            self._target(pointer, "schema")
+            tokens = [token for token in pointer[1:].split("/") if token]
+            name = "_".join(tokens[2:] if pointer.startswith(_SCHEMAS) else tokens).replace("~", "_")
+            taken = set(self._names.values())
+            unique, number = name, 2
+            while unique in taken:
+                unique, number = f"{name}_{number}", number + 1
+            self._names[pointer] = unique
+        return self._names[pointer]
+
+    def _walk(self, node: Any, depth: int) -> Any:
+        if depth > _MAX_DEPTH:
+            raise ConfigError(f"A schema of the document is nested deeper than {_MAX_DEPTH} levels.")
+        if isinstance(node, list):
+            return [self._walk(item, depth + 1) for item in node]
+        if not isinstance(node, dict):
+            return node
+        converted = {key: self._walk(value, depth + 1) for key, value in node.items()}
+        if isinstance(node.get("$ref"), str):
+            converted["$ref"] = f"#/$defs/{self._name(node['$ref'])}"
+        return _from_dialect_30(converted) if self._dialect_30 else converted
+
+
+def _from_dialect_30(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI 3.0's schema keywords that JSON Schema spells differently; a property named like a keyword holds a
+    schema object, not a boolean, so it is left alone."""
+    if schema.get("nullable") is True:
+        del schema["nullable"]
+        kind = schema.get("type")
+        if isinstance(kind, str):
+            schema["type"] = [kind, "null"]
+        if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
+            schema["enum"] = [*schema["enum"], None]
+    elif schema.get("nullable") is False:
+        del schema["nullable"]
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(schema.get(exclusive), bool):
+            if schema.pop(exclusive) and bound in schema:
+                schema[exclusive] = schema.pop(bound)
+    return schema
+
+
+def _refs(node: Any) -> list[str]:
+    """Every ``#/$defs/…`` reference in a converted schema."""
+    if isinstance(node, list):
+        return [ref for item in node for ref in _refs(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["$ref"]] if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/") else []
+    return own + [ref for value in node.values() for ref in _refs(value)]

@@ -1,0 +1,91 @@
+"""`knime-mcp http-tools`: an OpenAPI document's operations, and webhooks from a CSV file, as a tools table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cli_runs import run_cli
+from knime_mcp.arrow import tools_from_arrow
+
+
+def test_http_tools_prints_the_documents_operations_as_text(
+    capsys: pytest.CaptureFixture[str], oas_examples: Path
+) -> None:
+    code, out, err = run_cli(capsys, "http-tools", str(oas_examples / "3.0/json/petstore.json"), "--include", "Pet")
+    assert code == 0
+    assert "getPetById" in out and "loginUser" not in out
+    assert "Note: updatePetWithForm: its optional request body" in err
+
+
+def test_http_tools_writes_json_with_the_base_url_prefix_and_api_key_auth(
+    capsys: pytest.CaptureFixture[str], oas_examples: Path
+) -> None:
+    source = str(oas_examples / "3.0/json/petstore.json")
+    argv = ["http-tools", source, "--format", "json", "--prefix", "shop", "--base-url", "http://127.0.0.1:8080/v2"]
+    code, out, _ = run_cli(capsys, *argv, "--exclude", "User", "--auth", "header", "--secret", "${PETSTORE_KEY}")
+    tools = json.loads(out)
+    assert code == 0 and tools[0]["name"] == "shop_updatePet"
+    assert {tool["server"]["target"] for tool in tools} == {"http://127.0.0.1:8080/v2"}
+    assert tools[0]["server"]["auth"]["header"] == "api_key" and tools[0]["http"]["method"] == "PUT"
+    assert not any("User" in tool["name"] for tool in tools)
+
+
+def test_http_tools_adds_webhooks_from_a_csv_file_to_parquet(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    hooks = tmp_path / "hooks.csv"
+    schema = json.dumps({"type": "object", "properties": {"text": {"type": "string"}}}).replace('"', '""')
+    hooks.write_text(f'Name,URL,Input Schema\nnotify,https://hooks.example.com/T1,"{schema}"\n', encoding="utf-8")
+    output = tmp_path / "tools.parquet"
+    code, _, _ = run_cli(capsys, "http-tools", "--webhooks", str(hooks), "--format", "parquet", "--output", str(output))
+    (tool,) = tools_from_arrow(pq.read_table(output))
+    assert code == 0 and tool.name == "notify" and tool.http is not None and tool.http.method == "POST"
+
+
+def test_a_bad_webhook_line_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    hooks = tmp_path / "hooks.csv"
+    hooks.write_text("Name,URL\nok,https://x.example.com\nbroken,\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "http-tools", "--webhooks", str(hooks))
+    assert code == 3 and "Webhook line 3: no URL" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        ([], "needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both"),
+        (["doc.json", "--auth", "bearer", "--secret", "abc"], "needs --secret as an environment reference"),
+        (["doc.json", "--secret", "${X}"], "go with --auth"),
+        (["doc.json", "--format", "arrow"], "--format arrow needs --output FILE"),
+        (["doc.json", "--include", "("], "--include '(' is not a valid regular expression"),
+    ],
+)
+def test_usage_errors_are_said_before_reading_anything(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    code, _, err = run_cli(capsys, "http-tools", *argv)
+    assert code == 2 and said in err
+
+
+def test_a_swagger_document_exits_with_a_config_error_saying_how_to_convert(
+    capsys: pytest.CaptureFixture[str], oas_examples: Path
+) -> None:
+    code, _, err = run_cli(capsys, "http-tools", str(oas_examples / "2.0/json/petstore.json"))
+    assert code == 3 and "swagger2openapi" in err
+
+
+def test_the_fastapi_document_is_read_over_http(capsys: pytest.CaptureFixture[str], http_api_url: str) -> None:
+    code, out, _ = run_cli(capsys, "http-tools", f"{http_api_url}/openapi.json", "--format", "json", "--include", "Pet")
+    assert code == 0 and [tool["name"] for tool in json.loads(out)][:2] == ["listPets", "createPet"]
+
+
+def test_http_tools_takes_the_tool_policy_options(capsys: pytest.CaptureFixture[str], oas_examples: Path) -> None:
+    source = str(oas_examples / "3.0/json/petstore.json")
+    code, out, err = run_cli(capsys, "http-tools", source, "--format", "json", "--destructive", "read-only")
+    methods = {tool["http"]["method"] for tool in json.loads(out)}
+    assert code == 0 and methods == {"GET"} and "deletePet" in err
+    code, out, _ = run_cli(capsys, "http-tools", source, "--format", "json", "--deny", "^(delete|update)")
+    assert code == 0 and not [tool for tool in json.loads(out) if tool["name"].startswith(("delete", "update"))]
