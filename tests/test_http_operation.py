@@ -78,3 +78,10 @@ def test_a_malformed_request_in_a_table_is_named(http: object, said: str) -> Non
     cell = {**json.loads(_tool(GET_PET, sealed=False).to_json()), "http": http}
     with pytest.raises(ConfigError, match=said):
         MCPTool.from_json(json.dumps(cell))
+
+
+@pytest.mark.parametrize("operation", [GET_PET, None])
+def test_the_cell_a_table_holds_is_the_tools_dict_as_json(operation: HttpOperation | None) -> None:
+    # The cell is written from parts serialised once per table; it must say what to_dict says, seal included
+    tool = _tool(GET_PET).with_changes(http=operation, title="Pet \u00e9", notes=("a note",), output_schema={})
+    assert json.loads(tool.to_json()) == tool.to_dict()

@@ -156,7 +156,7 @@ class HTTPToolProvider:
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext, webhooks: knext.Table | None) -> knext.Table:
-        from knime_mcp.arrow import tools_to_frame
+        from knime_mcp.arrow import tools_to_table
         from knime_mcp.config import Timeouts
         from knime_mcp.http.listing import list_http_tools
         from knime_mcp.sync import run_sync
@@ -178,7 +178,7 @@ class HTTPToolProvider:
             )
         if listing.notes:
             ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
-        return knext.Table.from_pandas(tools_to_frame(listing.tools))
+        return knext.Table.from_pyarrow(tools_to_table(listing.tools))
 
     def _auth(self) -> AuthRef | DocumentApiKey | None:
         """The API's authentication; a key whose name is left empty takes the document's (known once it is read)."""
