@@ -24,18 +24,17 @@ from knime.extension.parameter import extract_parameters
 
 import knext_bootstrap
 import node_host
+from agent_runs import API_KEY, agent_node, chat_model_port, offered_tools, provider_tools_table, run_agent_node
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
+from fixtures.oauth_servers import browser_visits
 from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS
 from knime_mcp.errors import ChatModelError
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.agent import AgentPrompter
 from nodes.chat_model import ChatModelConnector, ChatModelSpec
-from nodes.provider import MCPToolProvider
 from workflow_tools import ExecutesWorkflowTools, workflow_tool, workflow_tools_table
 
 pytestmark = pytest.mark.knime_node
 
-API_KEY = "sk-node-canary-5b2e"
 OLDER_CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images"]
 """The conversation columns before the Image column: tables of older workflows, still accepted as history."""
 CONVERSATION = [*OLDER_CONVERSATION, "Image"]
@@ -45,47 +44,9 @@ LOG = [
 ]  # fmt: skip
 
 
-def _tools_table(
-    *providers: tuple[str, str, dict[str, Any]], credentials: dict[str, tuple[str, str]] | None = None
-) -> Any:
-    """The MCP Tool Provider's tables for ``(server, prefix, auth settings)``, concatenated as a workflow would."""
-    frames = []
-    for server, prefix, auth in providers:
-        node = MCPToolProvider()
-        node.server.server = server
-        node.selection.prefix = prefix
-        for name, value in auth.items():
-            setattr(node.auth, name, value)
-        (table,) = node_host.execute_node(node, ExecuteContext(credentials))
-        frames.append(table.to_pandas().reset_index(drop=True))
-    return node_host.source_table(pd.concat(frames, ignore_index=True))
-
-
-def _model_port(base_url: str, credential: str = "llm", credentials: dict[str, tuple[str, str]] | None = None) -> Any:
-    connector = ChatModelConnector()
-    connector.base_url = base_url
-    connector.model = "fake-gpt"
-    connector.credential = credential
-    (port,) = node_host.execute_node(connector, ExecuteContext(credentials or {"llm": ("", API_KEY)}))
-    return port
-
-
-def _agent(prompt: str, **settings: Any) -> Any:
-    node = AgentPrompter()
-    node.user_message = prompt
-    for name, value in settings.items():
-        setattr(node, name, value)
-    return node
-
-
-def _run(node: Any, ctx: ExecuteContext, model: Any, tools: Any, history: Any = None) -> tuple[pd.DataFrame, ...]:
-    conversation, log, _ = node_host.execute_node(node, ctx, model, tools, history, [])
-    return conversation.to_pandas(), log.to_pandas()
-
-
 @pytest.fixture(scope="module")
 def demo_tools_table(demo_http_url: str) -> Any:
-    return _tools_table((demo_http_url, "", {}))
+    return provider_tools_table((demo_http_url, "", {}))
 
 
 # -- Chat Model Connector -------------------------------------------------------------------------------------------
@@ -93,7 +54,7 @@ def demo_tools_table(demo_http_url: str) -> Any:
 
 def test_the_chat_model_port_holds_the_configuration_and_the_credential_name_but_never_the_key() -> None:
     # Given a connector whose key is in a credentials flow variable
-    port = _model_port("http://127.0.0.1:11434/v1")
+    port = chat_model_port("http://127.0.0.1:11434/v1")
     # When its output travels downstream (as JSON and bytes)
     # Then the spec names the credential, and the key is nowhere in it
     assert isinstance(port.spec, ChatModelSpec)
@@ -119,30 +80,30 @@ def test_a_base_url_that_is_not_a_url_is_an_invalid_setting() -> None:
 
 
 def test_configure_gives_the_conversation_and_log_specs_without_connecting(demo_tools_table: Any) -> None:
-    model_spec = _model_port("http://nonexistent.invalid/v1").spec
+    model_spec = chat_model_port("http://nonexistent.invalid/v1").spec
     conversation, log, _ = node_host.configure_node(
-        _agent("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
+        agent_node("Hi"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
     assert conversation.column_names == CONVERSATION and log.column_names == LOG
     assert str(conversation["Image"].ktype) == "PNG Image" and conversation["Images"].ktype == knext.string()
     assert log["Turn"].ktype == knext.int64() and log["Duration (ms)"].ktype == knext.double()
     (with_errors, _, _) = node_host.configure_node(
-        _agent("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
+        agent_node("Hi", errors="COLUMN"), ConfigureContext(), model_spec, demo_tools_table.schema, None, []
     )
     assert with_errors.column_names == [*CONVERSATION, "Error"] and str(with_errors["Image"].ktype) == "PNG Image"
 
 
 def test_a_tools_table_without_tool_columns_is_an_invalid_setting() -> None:
     schema = knext.Schema.from_columns([knext.Column(knext.string(), "Name")])
-    model_spec = _model_port("http://127.0.0.1:1/v1").spec
+    model_spec = chat_model_port("http://127.0.0.1:1/v1").spec
     with pytest.raises(knext.InvalidParametersError, match="no MCP tool column and no workflow tool column"):
-        node_host.configure_node(_agent("Hi"), ConfigureContext(), model_spec, schema, None, [])
+        node_host.configure_node(agent_node("Hi"), ConfigureContext(), model_spec, schema, None, [])
 
 
 def test_an_empty_user_message_is_an_invalid_setting(demo_tools_table: Any) -> None:
-    model_spec = _model_port("http://127.0.0.1:1/v1").spec
+    model_spec = chat_model_port("http://127.0.0.1:1/v1").spec
     with pytest.raises(knext.InvalidParametersError, match="user message is empty"):
-        node_host.configure_node(_agent(""), ConfigureContext(), model_spec, demo_tools_table.schema, None, [])
+        node_host.configure_node(agent_node(""), ConfigureContext(), model_spec, demo_tools_table.schema, None, [])
 
 
 # -- Agent Prompter: execute ----------------------------------------------------------------------------------------
@@ -166,7 +127,7 @@ def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from
     version: str, demo_http_url: str, demo_stdio_command: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the tools of the demo server over HTTP and over stdio, and a workflow tool column
-    tools = _tools_table((demo_http_url, "web", {}), (shlex.join(demo_stdio_command), "local", {}))
+    tools = provider_tools_table((demo_http_url, "web", {}), (shlex.join(demo_stdio_command), "local", {}))
     tools = workflow_tools_table([SAMPLER], monkeypatch, tools)
     script = [
         tool_calls(
@@ -180,8 +141,8 @@ def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from
     ]
     ctx = WorkflowToolContext(version, {"llm": ("", API_KEY)})
     with FakeOpenAIEndpoint(script) as endpoint:
-        node = _agent("Do it all.", workflow_column="Workflow Tool")
-        conversation, log = _run(node, ctx, _model_port(endpoint.base_url), tools)
+        node = agent_node("Do it all.", workflow_column="Workflow Tool")
+        conversation, log = run_agent_node(node, ctx, chat_model_port(endpoint.base_url), tools)
 
     # Then every call reached its tool: two MCP servers and the workflow tool through KNIME's call
     assert list(log["Tool"]) == ["web_add", "local_echo", "Row_Sampler", "web_fail", "local_word_stats"]
@@ -199,11 +160,11 @@ def test_an_agent_run_uses_two_mcp_servers_and_a_workflow_tool_and_recovers_from
 
 def test_the_conversation_output_fed_back_as_history_continues_the_conversation(demo_tools_table: Any) -> None:
     with FakeOpenAIEndpoint([tool_calls(("c1", "add", {"a": 2, "b": 3})), answer("5"), answer("10")]) as endpoint:
-        model = _model_port(endpoint.base_url)
-        first, _ = _run(_agent("2 + 3?"), ExecuteContext({"llm": ("", API_KEY)}), model, demo_tools_table)
+        model = chat_model_port(endpoint.base_url)
+        first, _ = run_agent_node(agent_node("2 + 3?"), ExecuteContext({"llm": ("", API_KEY)}), model, demo_tools_table)
         history = node_host.source_table(first.reset_index(drop=True))
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        second, log = _run(_agent("Doubled?"), ctx, model, demo_tools_table, history)
+        second, log = run_agent_node(agent_node("Doubled?"), ctx, model, demo_tools_table, history)
 
     sent = endpoint.requests[2]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
@@ -223,9 +184,9 @@ def test_a_chart_a_tool_returns_is_a_png_image_cell_of_the_conversation(demo_too
     # Given a model that has the demo server render a chart of three bars
     script = [tool_calls(("c1", "render_chart", {"values": [1.0, 2.0, 3.0]})), answer("Three bars.")]
     ctx = ExecuteContext({"llm": ("", API_KEY)})
-    node = _agent("Chart 1, 2, 3.", errors=errors)
+    node = agent_node("Chart 1, 2, 3.", errors=errors)
     with FakeOpenAIEndpoint(script) as endpoint:
-        model = _model_port(endpoint.base_url)
+        model = chat_model_port(endpoint.base_url)
         (spec, _, _) = node_host.configure_node(node, ConfigureContext(), model.spec, demo_tools_table.schema, None, [])
         table, _, _ = node_host.execute_node(node, ctx, model, demo_tools_table, None, [])
     # Then the conversation has the columns configure declared, Image as KNIME's PNG image cells
@@ -251,7 +212,9 @@ def test_a_conversation_with_a_chart_continues_with_or_without_the_image_column(
     script = [tool_calls(("c1", "render_chart", {"values": [2.0]})), answer("One bar.")]
     with FakeOpenAIEndpoint(script) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        first, _, _ = node_host.execute_node(_agent("Chart 2."), ctx, _model_port(endpoint.base_url), tools, None, [])
+        first, _, _ = node_host.execute_node(
+            agent_node("Chart 2."), ctx, chat_model_port(endpoint.base_url), tools, None, []
+        )
     if made_by == "an older version":
         history = node_host.source_table(first.to_pandas()[OLDER_CONVERSATION].reset_index(drop=True))
         assert history.column_names == OLDER_CONVERSATION
@@ -260,9 +223,13 @@ def test_a_conversation_with_a_chart_continues_with_or_without_the_image_column(
         assert str(history.schema["Image"].ktype) == "PNG Image"
     # When the agent is configured with it and continues it
     with FakeOpenAIEndpoint([answer("Still one bar.")]) as endpoint:
-        model = _model_port(endpoint.base_url)
-        node_host.configure_node(_agent("And now?"), ConfigureContext(), model.spec, tools.schema, history.schema, [])
-        second, _ = _run(_agent("And now?"), ExecuteContext({"llm": ("", API_KEY)}), model, tools, history)
+        model = chat_model_port(endpoint.base_url)
+        node_host.configure_node(
+            agent_node("And now?"), ConfigureContext(), model.spec, tools.schema, history.schema, []
+        )
+        second, _ = run_agent_node(
+            agent_node("And now?"), ExecuteContext({"llm": ("", API_KEY)}), model, tools, history
+        )
     # Then the model sees the history with its chart, and the output shows the chart in the Image column again
     sent = endpoint.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user", "assistant", "user"]
@@ -274,9 +241,9 @@ def test_a_conversation_with_a_chart_continues_with_or_without_the_image_column(
 def test_the_error_column_mode_outputs_the_error_instead_of_failing(demo_tools_table: Any) -> None:
     looping = [tool_calls((f"c{i}", "echo", {"text": "again"})) for i in range(3)]
     with FakeOpenAIEndpoint(looping) as endpoint:
-        node = _agent("Loop.", iteration_limit=2, errors="COLUMN")
+        node = agent_node("Loop.", iteration_limit=2, errors="COLUMN")
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        conversation, log = _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
+        conversation, log = run_agent_node(node, ctx, chat_model_port(endpoint.base_url), demo_tools_table)
     assert list(conversation.columns) == [*CONVERSATION, "Error"]
     assert pd.isna(conversation["Role"].iloc[-1]) and "iteration limit" in conversation["Error"].iloc[-1]
     assert list(log["Status"]) == ["ok", "ok"]
@@ -285,9 +252,9 @@ def test_the_error_column_mode_outputs_the_error_instead_of_failing(demo_tools_t
 def test_the_final_answer_mode_asks_once_more_without_tools(demo_tools_table: Any) -> None:
     script: list[Reply] = [tool_calls(("c1", "echo", {"text": "x"})), answer("Here is what I have.")]
     with FakeOpenAIEndpoint(script) as endpoint:
-        node = _agent("Loop.", iteration_limit=1, on_limit="FINAL_ANSWER")
+        node = agent_node("Loop.", iteration_limit=1, on_limit="FINAL_ANSWER")
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        conversation, _ = _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
+        conversation, _ = run_agent_node(node, ctx, chat_model_port(endpoint.base_url), demo_tools_table)
     assert "tools" in endpoint.requests[0] and "tools" not in endpoint.requests[1]
     assert conversation["Content"].iloc[-1] == "Here is what I have."
 
@@ -296,14 +263,14 @@ def test_a_refused_key_fails_the_node_with_a_hint_and_without_the_key(demo_tools
     with FakeOpenAIEndpoint([http_error(401)]) as endpoint:
         with pytest.raises(ChatModelError, match="refused the API key") as caught:
             ctx = ExecuteContext({"llm": ("", API_KEY)})
-            _run(_agent("Hi"), ctx, _model_port(endpoint.base_url), demo_tools_table)
+            run_agent_node(agent_node("Hi"), ctx, chat_model_port(endpoint.base_url), demo_tools_table)
     assert "Hint:" in str(caught.value) and API_KEY not in str(caught.value)
 
 
 def test_a_missing_credential_at_execution_is_an_invalid_setting(demo_tools_table: Any) -> None:
-    model = _model_port("http://127.0.0.1:1/v1")
+    model = chat_model_port("http://127.0.0.1:1/v1")
     with pytest.raises(knext.InvalidParametersError, match="'llm' is not available"):
-        _run(_agent("Hi"), ExecuteContext(), model, demo_tools_table)
+        run_agent_node(agent_node("Hi"), ExecuteContext(), model, demo_tools_table)
 
 
 def test_neither_the_api_key_nor_the_mcp_token_appear_in_any_output_log_row_or_message(
@@ -312,15 +279,17 @@ def test_neither_the_api_key_nor_the_mcp_token_appear_in_any_output_log_row_or_m
     # Given tools of a server that needs a bearer token, and a model that needs a key, both in credentials
     credentials = {"llm": ("", API_KEY), "mcp-token": ("", auth_token)}
     bearer = {"kind": "BEARER", "credential": "mcp-token"}
-    tools = _tools_table((auth_server_url, "", bearer), credentials=credentials)
+    tools = provider_tools_table((auth_server_url, "", bearer), credentials=credentials)
     script = [
         tool_calls(("c1", "echo", {"text": "hello", "password": "hunter2"}), ("c2", "fail", {"message": "denied"})),
         answer("Done."),
     ]
     ctx = ExecuteContext(credentials)
-    node = _agent("Use the tools.", errors="COLUMN")
+    node = agent_node("Use the tools.", errors="COLUMN")
     with FakeOpenAIEndpoint(script) as endpoint:
-        conversation, log = _run(node, ctx, _model_port(endpoint.base_url, credentials=credentials), tools)
+        conversation, log = run_agent_node(
+            node, ctx, chat_model_port(endpoint.base_url, credentials=credentials), tools
+        )
     # Then the calls went through with the token, yet no secret is in the outputs, settings, warnings or requests
     assert list(log["Status"]) == ["ok", "tool_error"]
     everything = conversation.to_csv() + log.to_csv() + json.dumps(extract_parameters(node)) + " ".join(ctx.warnings)
@@ -335,20 +304,18 @@ def test_cancel_stops_a_run_that_waits_for_a_slow_tool(demo_tools_table: Any) ->
     with FakeOpenAIEndpoint([tool_calls(("c1", "sleep", {"seconds": 600}))]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)}, cancel_when=lambda: len(endpoint.requests) >= 1)
         with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
-            _run(_agent("Wait."), ctx, _model_port(endpoint.base_url), demo_tools_table)
+            run_agent_node(agent_node("Wait."), ctx, chat_model_port(endpoint.base_url), demo_tools_table)
 
 
 def test_mcp_tools_whose_credential_is_not_connected_are_an_invalid_setting(
     auth_server_url: str, auth_token: str
 ) -> None:
     bearer = {"kind": "BEARER", "credential": "mcp-token"}
-    tools = _tools_table((auth_server_url, "", bearer), credentials={"mcp-token": ("", auth_token)})
+    tools = provider_tools_table((auth_server_url, "", bearer), credentials={"mcp-token": ("", auth_token)})
     with pytest.raises(knext.InvalidParametersError, match="credentials 'mcp-token'"):
-        _run(_agent("Hi"), ExecuteContext({"llm": ("", API_KEY)}), _model_port("http://127.0.0.1:1/v1"), tools)
-
-
-def _offered(request: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in request.get("tools", [])]
+        run_agent_node(
+            agent_node("Hi"), ExecuteContext({"llm": ("", API_KEY)}), chat_model_port("http://127.0.0.1:1/v1"), tools
+        )
 
 
 def test_a_destructive_tool_is_not_offered_by_default_and_the_warning_and_log_name_it(
@@ -359,9 +326,9 @@ def test_a_destructive_tool_is_not_offered_by_default_and_the_warning_and_log_na
     with FakeOpenAIEndpoint(script) as endpoint, caplog.at_level("WARNING", logger="knime_mcp.agent"):
         ctx = ExecuteContext({"llm": ("", API_KEY)})
         # When the agent runs with the default tool policy
-        _, log = _run(_agent("Delete r1."), ctx, _model_port(endpoint.base_url), demo_tools_table)
+        _, log = run_agent_node(agent_node("Delete r1."), ctx, chat_model_port(endpoint.base_url), demo_tools_table)
     # Then the model is never offered it, a call of it anyway names no tool, and the warning and the log say why
-    offered = _offered(endpoint.requests[0])
+    offered = offered_tools(endpoint.requests[0])
     assert "echo" in offered and "delete_record" not in offered
     assert list(log["Status"]) == ["unknown_tool"]
     assert "Not offered to the model: tool 'delete_record' is annotated destructive" in ctx.warnings[-1]
@@ -370,10 +337,10 @@ def test_a_destructive_tool_is_not_offered_by_default_and_the_warning_and_log_na
 
 def test_the_deny_list_leaves_out_a_tool_that_the_destructive_policy_allows(demo_tools_table: Any) -> None:
     with FakeOpenAIEndpoint([answer("Denied.")]) as endpoint:
-        node = _agent("Echo hi.", deny="^echo$", destructive="ALLOW")
+        node = agent_node("Echo hi.", deny="^echo$", destructive="ALLOW")
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        _run(node, ctx, _model_port(endpoint.base_url), demo_tools_table)
-    offered = _offered(endpoint.requests[0])
+        run_agent_node(node, ctx, chat_model_port(endpoint.base_url), demo_tools_table)
+    offered = offered_tools(endpoint.requests[0])
     assert "echo" not in offered and "delete_record" in offered
     assert "tool 'echo' matches the tool deny-list '^echo$'" in ctx.warnings[-1]
 
@@ -383,12 +350,12 @@ def test_tools_without_annotations_are_offered_and_named_unless_treated_as_destr
     paged_server_url: str, unannotated_destructive: bool
 ) -> None:
     # Given a server that annotates none of its 25 tools, as most FastMCP and mcp 1.x servers
-    tools = _tools_table((paged_server_url, "", {}))
+    tools = provider_tools_table((paged_server_url, "", {}))
     with FakeOpenAIEndpoint([answer("Done.")]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        node = _agent("Hi.", unannotated_destructive=unannotated_destructive)
-        _run(node, ctx, _model_port(endpoint.base_url), tools)
-    offered = _offered(endpoint.requests[0])
+        node = agent_node("Hi.", unannotated_destructive=unannotated_destructive)
+        run_agent_node(node, ctx, chat_model_port(endpoint.base_url), tools)
+    offered = offered_tools(endpoint.requests[0])
     if unannotated_destructive:
         # Then with the setting on, none is offered, and the warning says which setting blocked them
         assert offered == [] and "tool 'tool_00' has no MCP annotations" in ctx.warnings[-1]
@@ -419,8 +386,8 @@ def test_a_tools_table_edited_after_the_provider_is_data_and_its_loopback_server
     tools = _edited(demo_tools_table, name="edited")
     script: list[Reply] = [tool_calls(("c1", "echo", {"text": "hi"})), answer("Done.")]
     with FakeOpenAIEndpoint(script) as endpoint:
-        node = _agent("Echo hi.", trust_all_servers=trust_all_servers)
-        _, log = _run(node, ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), tools)
+        node = agent_node("Echo hi.", trust_all_servers=trust_all_servers)
+        _, log = run_agent_node(node, ExecuteContext({"llm": ("", API_KEY)}), chat_model_port(endpoint.base_url), tools)
     # Then the loopback server is refused with the way out, unless the user trusts every server of the table
     if trust_all_servers:
         assert list(log["Status"]) == ["ok"]
@@ -437,7 +404,7 @@ def test_tools_and_conversation_tables_without_rows_or_batches_run_the_model_wit
     # When the agent runs
     with FakeOpenAIEndpoint([answer("Hello.")]) as endpoint:
         ctx = ExecuteContext({"llm": ("", API_KEY)})
-        conversation, log = _run(_agent("Hi"), ctx, _model_port(endpoint.base_url), tools, history)
+        conversation, log = run_agent_node(agent_node("Hi"), ctx, chat_model_port(endpoint.base_url), tools, history)
     # Then the model answers with no tool and no history, and the outputs have their columns
     assert [m["role"] for m in endpoint.requests[0]["messages"]] == ["system", "user"]
     assert list(conversation.columns) == CONVERSATION and list(conversation["Content"]) == ["Hi", "Hello."]
@@ -452,23 +419,20 @@ def test_an_agent_calls_an_oauth_servers_tool_and_signs_in_again_in_the_browser_
 ) -> None:
     from knime_mcp.auth import OAuthClient, token_store
 
-    def visits() -> list[str]:
-        return browser.read_text().splitlines() if browser.exists() else []
-
     # Given the tools of an OAuth server listed by a provider that signed in, whose sign-in was forgotten since
-    tools = _tools_table((oauth_servers.http_url, "", {"kind": "OAUTH"}))
+    tools = provider_tools_table((oauth_servers.http_url, "", {"kind": "OAUTH"}))
     token_store(oauth_servers.http_url, OAuthClient()).forget_tokens()
     # When the agent's model calls the server's tool (browser sign-in on, the default)
     ctx = ExecuteContext({"llm": ("", API_KEY)})
     with FakeOpenAIEndpoint([tool_calls(("c1", "echo", {"text": "signed in"})), answer("Done.")]) as endpoint:
-        _, log = _run(_agent("Echo."), ctx, _model_port(endpoint.base_url), tools)
+        _, log = run_agent_node(agent_node("Echo."), ctx, chat_model_port(endpoint.base_url), tools)
     # Then the person signed in again, as the progress message said, and the call went through
-    assert list(log["Status"]) == ["ok"] and len(visits()) == 2
+    assert list(log["Status"]) == ["ok"] and len(browser_visits(browser)) == 2
     assert any((message or "").startswith("Waiting for sign-in in the browser: ") for _, message in ctx.progress)
 
 
 def test_agent_settings_saved_by_0_2_0_without_browser_sign_in_load_with_it_on() -> None:
-    saved = json.loads(node_host.save_settings(_agent("Hi")))
+    saved = json.loads(node_host.save_settings(agent_node("Hi")))
     del saved["model"]["browser_sign_in"]
     older = json.dumps(saved)
     assert node_host.validate_settings("AgentPrompter", older, "0.2.0") is None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shlex
@@ -13,9 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from cli_runs import run_cli
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from knime_mcp.agent import AgentConfig, AgentRun, run_agent
-from knime_mcp.cli import main
 from knime_mcp.config import ServerSpec
 from knime_mcp.policy import ToolPolicy
 from knime_mcp.provider import list_server_tools
@@ -192,22 +191,16 @@ def test_a_server_from_data_is_checked_before_its_resources_are_listed_or_read(e
 
 
 def test_the_cli_agent_offers_the_resource_tools_with_the_resources_flag_only(
-    everything_stdio_command: list[str],
+    capsys: pytest.CaptureFixture[str], everything_stdio_command: list[str]
 ) -> None:
     script = [tool_calls(("c1", "read_resource", {"uri": FEATURES})), answer("Read it."), answer("No tools.")]
     server = shlex.join(everything_stdio_command)
     with FakeOpenAIEndpoint(script) as endpoint:
-        with_flag = _cli(
-            "agent", "--base-url", endpoint.base_url, "--model", "fake", server, "--resources", "--prompt", "Read."
-        )
-        without = _cli("agent", "--base-url", endpoint.base_url, "--model", "fake", server, "--prompt", "Read.")
+        agent = ("agent", "--base-url", endpoint.base_url, "--model", "fake", server, "--prompt", "Read.")
+        with_flag = run_cli(capsys, *agent, "--resources")
+        without = run_cli(capsys, *agent)
     code, out, err = with_flag
     assert code == 0, err
     assert re.search(r"^1\s+c1\s+read_resource\s+resource\s+.*\bok\b", out, re.M) and "[assistant] Read it." in out
     assert "# Everything Server - Features" in endpoint.requests[1]["messages"][-1]["content"]
     assert without[0] == 0 and "read_resource" not in [t["function"]["name"] for t in endpoint.requests[2]["tools"]]
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
+from agent_runs import API_KEY, agent_node, chat_model_port, offered_tools, provider_tools_table, run_agent_node
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from node_contexts import ExecuteContext
-from test_agent_node import API_KEY, _agent, _model_port, _offered, _run, _tools_table
 
 pytestmark = pytest.mark.knime_node
 
 
 @pytest.fixture(scope="module")
 def demo_tools(demo_stdio_command: list[str]) -> Any:
-    return _tools_table((shlex.join(demo_stdio_command), "", {}))
+    return provider_tools_table((shlex.join(demo_stdio_command), "", {}))
 
 
 def test_with_the_setting_on_the_model_lists_and_reads_resources_and_the_log_shows_the_calls(
@@ -32,9 +32,11 @@ def test_with_the_setting_on_the_model_lists_and_reads_resources_and_the_log_sho
     ctx = ExecuteContext({"llm": ("", API_KEY)})
     with FakeOpenAIEndpoint(script) as endpoint:
         # When the model lists the resources, reads a chart and an unknown URI
-        conversation, log = _run(_agent("Show me.", resources=True), ctx, _model_port(endpoint.base_url), demo_tools)
+        conversation, log = run_agent_node(
+            agent_node("Show me.", resources=True), ctx, chat_model_port(endpoint.base_url), demo_tools
+        )
     # Then both tools were offered, every call is logged as a resource call, and the unknown URI is a tool error
-    assert {"list_resources", "read_resource"} <= set(_offered(endpoint.requests[0]))
+    assert {"list_resources", "read_resource"} <= set(offered_tools(endpoint.requests[0]))
     assert list(log["Tool"]) == ["list_resources", "read_resource", "read_resource"]
     assert list(log["Kind"]) == ["resource"] * 3
     assert list(log["Status"]) == ["ok", "ok", "tool_error"]
@@ -47,6 +49,11 @@ def test_with_the_setting_on_the_model_lists_and_reads_resources_and_the_log_sho
 
 def test_by_default_the_resource_tools_are_not_offered(demo_tools: Any) -> None:
     with FakeOpenAIEndpoint([answer("Nothing to read.")]) as endpoint:
-        _run(_agent("Show me."), ExecuteContext({"llm": ("", API_KEY)}), _model_port(endpoint.base_url), demo_tools)
-    offered = _offered(endpoint.requests[0])
+        run_agent_node(
+            agent_node("Show me."),
+            ExecuteContext({"llm": ("", API_KEY)}),
+            chat_model_port(endpoint.base_url),
+            demo_tools,
+        )
+    offered = offered_tools(endpoint.requests[0])
     assert "echo" in offered and "list_resources" not in offered and "read_resource" not in offered

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import node_host
-from fixtures.oauth_servers import OAuthServers
+from fixtures.oauth_servers import OAuthServers, browser_visits
 from knime_mcp.arrow import tools_to_frame
 from knime_mcp.auth import OAuthClient, token_store
 from knime_mcp.config import ServerSpec
@@ -31,10 +31,7 @@ def _caller(**settings: object):  # type: ignore[no-untyped-def]
     from nodes.caller import MCPToolCaller
 
     node = MCPToolCaller()
-    for path, value in settings.items():
-        group, name = path.split("__")
-        setattr(getattr(node, group), name, value)
-    return node
+    return node_host.set_parameters(node, **settings)
 
 
 def _tools_table(target: str) -> knext.Table:
@@ -213,10 +210,6 @@ def _oauth_tools(url: str) -> knext.Table:
     return node_host.source_table(table.to_pandas())
 
 
-def _browser_visits(browser_log: Path) -> list[str]:
-    return browser_log.read_text().splitlines() if browser_log.exists() else []
-
-
 def test_the_tools_of_an_oauth_server_are_called_with_the_stored_sign_in_without_a_person(
     oauth_servers: OAuthServers, browser: Path
 ) -> None:
@@ -228,7 +221,7 @@ def test_the_tools_of_an_oauth_server_are_called_with_the_stored_sign_in_without
     (table,) = node_host.execute_node(node, ExecuteContext(), data, tools)
     # Then every row was called with the provider's stored sign-in, and nobody was asked to sign in again
     assert table.to_pandas()["Result"].tolist() == ["one", "two"]
-    assert len(_browser_visits(browser)) == 1
+    assert len(browser_visits(browser)) == 1
 
 
 def test_when_the_stored_sign_in_is_gone_the_caller_signs_in_again_in_the_browser_unless_switched_off(
@@ -241,11 +234,11 @@ def test_when_the_stored_sign_in_is_gone_the_caller_signs_in_again_in_the_browse
     # When the caller runs with browser sign-in off, Then it fails at once, saying how to sign in, without a browser
     with pytest.raises(Exception, match="nobody can sign in"):
         node_host.execute_node(_caller(tool__name="echo", calls__browser_sign_in=False), ExecuteContext(), data, tools)
-    assert len(_browser_visits(browser)) == 1
+    assert len(browser_visits(browser)) == 1
     # When it runs with browser sign-in on (the default), Then the person signs in again, as the progress message says
     ctx = ExecuteContext()
     (table,) = node_host.execute_node(_caller(tool__name="echo"), ctx, data, tools)
-    assert table.to_pandas()["Result"].tolist() == ["hi"] and len(_browser_visits(browser)) == 2
+    assert table.to_pandas()["Result"].tolist() == ["hi"] and len(browser_visits(browser)) == 2
     assert any((message or "").startswith("Waiting for sign-in in the browser: ") for _, message in ctx.progress)
 
 

@@ -57,6 +57,7 @@ def test_an_mcp_tool_cell_has_no_http_entry_and_reads_back_without_one() -> None
 def test_changing_a_sealed_tools_request_voids_its_seal() -> None:
     # Given a sealed read-only GET, whose cell is edited into a DELETE
     cell = json.loads(_tool(GET_PET).to_json())
+    assert is_sealed_here(MCPTool.from_dict(cell).server)  # unedited, it reads back sealed
     cell["http"]["method"] = "DELETE"
     # When the table is read, then the tool's server is no longer the one a person chose here
     edited = MCPTool.from_json(json.dumps(cell))

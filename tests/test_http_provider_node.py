@@ -30,10 +30,7 @@ def _http_provider(document: str, **settings: object):  # type: ignore[no-untype
         "selection__include": "", "selection__exclude": "", "selection__prefix": "",
         "selection__schema_mode": "FULL", "selection__destructive": "ALLOW",
     }  # fmt: skip
-    for path, value in {**defaults, **settings}.items():
-        group, name = path.split("__")
-        setattr(getattr(node, group), name, value)
-    return node
+    return node_host.set_parameters(node, **{**defaults, **settings})
 
 
 def _webhooks(*urls: str) -> knext.Table:

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 
-from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers, browser_visits
 from knime_mcp import auth as oauth
 from knime_mcp.client import McpClient
 from knime_mcp.config import AuthRef, ServerSpec
@@ -28,8 +28,8 @@ pytestmark = pytest.mark.anyio
 
 def _visits(browser_log: Path) -> list[dict[str, str]]:
     """The query of each authorization URL the browser was sent to."""
-    lines = browser_log.read_text().splitlines() if browser_log.exists() else []
-    return [{key: values[0] for key, values in parse_qs(urlsplit(line).query).items()} for line in lines]
+    queries = (parse_qs(urlsplit(line).query) for line in browser_visits(browser_log))
+    return [{key: values[0] for key, values in query.items()} for query in queries]
 
 
 def _stored(url: str, client: oauth.OAuthClient | None = None) -> dict[str, object]:

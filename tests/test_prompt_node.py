@@ -31,10 +31,7 @@ def _prompt(server: str, **settings: object) -> Any:
     node.server.server = server
     # KNIME's real API keeps parameter-group values on the class: what an earlier test chose must not carry over.
     defaults = {"prompt__name": "", "prompt__arguments": "", "prompt__on_error": "FAIL"}
-    for path, value in {**defaults, **settings}.items():
-        group, name = path.split("__")
-        setattr(getattr(node, group), name, value)
-    return node
+    return node_host.set_parameters(node, **{**defaults, **settings})
 
 
 def test_configure_gives_the_prompts_and_conversation_specs_without_connecting() -> None:

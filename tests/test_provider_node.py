@@ -12,7 +12,7 @@ import knime.extension as knext
 import pytest
 
 import node_host
-from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers
+from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers, browser_visits
 from knime_mcp import MCPTool
 from knime_mcp.arrow import tools_from_frame
 from knime_mcp.auth import OAuthClient, signin, token_store
@@ -35,10 +35,7 @@ def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
     node.server.server = server
     # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
     defaults = {"auth__credential": "", "auth__browser_sign_in": True, "auth__sign_in_again": False}
-    for path, value in {**defaults, **settings}.items():
-        group, name = path.split("__")
-        setattr(getattr(node, group), name, value)
-    return node
+    return node_host.set_parameters(node, **{**defaults, **settings})
 
 
 def test_configure_returns_the_table_spec_without_connecting() -> None:
@@ -221,11 +218,6 @@ def test_the_server_demo_lists_the_bundled_demo_server_started_over_stdio_with_t
 # -- OAuth ----------------------------------------------------------------------------------------------------------
 
 
-def _browser_visits(browser_log: Path) -> list[str]:
-    """The authorization URLs the scripted browser was sent to."""
-    return browser_log.read_text().splitlines() if browser_log.exists() else []
-
-
 def test_oauth_sign_in_opens_the_browser_says_where_and_lists_the_servers_tools(
     oauth_servers: OAuthServers, browser: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -236,7 +228,7 @@ def test_oauth_sign_in_opens_the_browser_says_where_and_lists_the_servers_tools(
     # When it executes
     (table,) = node_host.execute_node(node, ctx)
     # Then the person signed in once, the progress message and the log at WARNING said where, and the tools are listed
-    (visit,) = _browser_visits(browser)
+    (visit,) = browser_visits(browser)
     authorization_server = urlsplit(oauth_servers.issuer).netloc
     assert f"Waiting for sign-in in the browser: {authorization_server}" in [message for _, message in ctx.progress]
     assert any(r.levelno == logging.WARNING and visit in r.getMessage() for r in caplog.records)
@@ -255,11 +247,11 @@ def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(
     node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ExecuteContext())
     # When the provider runs again, first as it is, then with 'Sign in again'
     node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ExecuteContext())
-    assert len(_browser_visits(browser)) == 1
+    assert len(browser_visits(browser)) == 1
     again = _provider(oauth_servers.http_url, auth__kind="OAUTH", auth__sign_in_again=True)
     (table,) = node_host.execute_node(again, ExecuteContext())
     # Then only the run with 'Sign in again' asked the person to sign in once more
-    assert len(_browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == MCP_TOOLS
+    assert len(browser_visits(browser)) == 2 and list(table.to_pandas()["Name"]) == MCP_TOOLS
 
 
 def test_without_browser_sign_in_a_provider_with_no_stored_sign_in_fails_at_once_saying_how_to_sign_in(
@@ -270,7 +262,7 @@ def test_without_browser_sign_in_a_provider_with_no_stored_sign_in_fails_at_once
     # When it executes with no stored sign-in, then it fails at once saying how to sign in, and opens no browser
     with pytest.raises(Exception, match="nobody can sign in here"):
         node_host.execute_node(node, ExecuteContext())
-    assert not _browser_visits(browser)
+    assert not browser_visits(browser)
 
 
 def test_oauth_client_credentials_from_a_knime_credential_need_no_person(
@@ -284,7 +276,7 @@ def test_oauth_client_credentials_from_a_knime_credential_need_no_person(
     (table,) = node_host.execute_node(node, ctx)
     # Then it got a token without a browser, and the table holds the credential's name, never the secret
     frame = table.to_pandas()
-    assert list(frame["Name"]) == MCP_TOOLS and not _browser_visits(browser)
+    assert list(frame["Name"]) == MCP_TOOLS and not browser_visits(browser)
     echo = tools_from_frame(frame)[0]
     assert echo.server.auth.kind == "oauth-client-credentials" and echo.server.auth.scope == "mcp:read"
     assert CLIENT_SECRET not in frame.to_csv() and not ctx.warnings

@@ -33,14 +33,7 @@ def _reader(server: str, **settings: object) -> Any:
         "contents__read": "NONE", "contents__uri_column": None, "contents__template": "",
         "contents__max_bytes": 10_000_000, "contents__concurrency": 4, "contents__on_error": "COLUMN",
     }  # fmt: skip
-    for path, value in {**defaults, **settings}.items():
-        group, name = path.split("__")
-        setattr(getattr(node, group), name, value)
-    return node
-
-
-def _target(spec: ServerSpec) -> str:
-    return spec.target
+    return node_host.set_parameters(node, **{**defaults, **settings})
 
 
 def test_configure_gives_both_specs_without_connecting() -> None:

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 import node_host
+from agent_runs import API_KEY, chat_model_port
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.arrow import tools_from_frame
@@ -26,7 +27,6 @@ from node_contexts import ConfigureContext, ExecuteContext
 from nodes.agent import AgentPrompter
 from nodes.caller import MCPToolCaller
 from nodes.provider import MCPToolProvider
-from test_agent_node import API_KEY, _model_port
 
 pytestmark = pytest.mark.knime_node
 
@@ -124,7 +124,7 @@ def test_a_long_calls_progress_shows_in_the_callers_progress_message(
 # -- Agent Prompter: sampling and forms -----------------------------------------------------------------------------
 
 
-def _agent(**settings: Any) -> AgentPrompter:
+def agent_node(**settings: Any) -> AgentPrompter:
     node = AgentPrompter()
     node.user_message = "Summarize it."
     values = {"sampling": False, "sampling_max_tokens": 1000, "sampling_max_requests": 10, "elicitation": "DECLINE"}
@@ -142,8 +142,8 @@ def test_the_agent_answers_sampling_with_its_chat_model_only_when_allowed_and_wi
     script = [tool_calls(("c1", "summarize", {"text": "a long text"})), answer("tiny"), answer("Done.")]
     ctx = ExecuteContext({"llm": ("", API_KEY)})
     with FakeOpenAIEndpoint(script if sampling else [script[0], script[2]]) as endpoint:
-        node = _agent(sampling=sampling, sampling_max_tokens=64)
-        _, log, _ = node_host.execute_node(node, ctx, _model_port(endpoint.base_url), tools, None, [])
+        node = agent_node(sampling=sampling, sampling_max_tokens=64)
+        _, log, _ = node_host.execute_node(node, ctx, chat_model_port(endpoint.base_url), tools, None, [])
     log = log.to_pandas()
     # Then, allowed, the tool got the model's answer, which was held to 64 tokens (the server asked for 5000)
     if sampling:
@@ -159,17 +159,20 @@ def test_the_agent_answers_a_form_with_its_defaults_when_set(provider: MCPToolPr
     tools = _tools(provider, ASKING)
     ctx = ExecuteContext({"llm": ("", API_KEY)})
     with FakeOpenAIEndpoint([tool_calls(("c1", "confirm", {})), answer("Done.")]) as endpoint:
-        node = _agent(elicitation="DEFAULTS")
-        _, log, _ = node_host.execute_node(node, ctx, _model_port(endpoint.base_url), tools, None, [])
+        node = agent_node(elicitation="DEFAULTS")
+        _, log, _ = node_host.execute_node(node, ctx, chat_model_port(endpoint.base_url), tools, None, [])
     assert list(log.to_pandas()["Status"]) == ["ok"]
 
 
 def test_settings_saved_by_0_2_0_load_with_forms_declined_sampling_off_and_no_folders() -> None:
-    agent = json.loads(node_host.save_settings(_agent()))
+    agent = json.loads(node_host.save_settings(agent_node()))
     for name in ("elicitation", "sampling", "sampling_max_tokens", "sampling_max_requests"):
         del agent["model"][name]
+    # A parameter without since_version would be missing in settings of 0.2.0 (and loading them keeps the values)
+    assert node_host.validate_settings("AgentPrompter", json.dumps(agent), "0.2.0") is None
     loaded = node_host.load_settings("AgentPrompter", json.dumps(agent), "0.2.0")
     assert (loaded.elicitation, loaded.sampling) == ("DECLINE", False)
     provider = json.loads(node_host.save_settings(MCPToolProvider()))
     del provider["model"]["server"]["roots"]
+    assert node_host.validate_settings("MCPToolProvider", json.dumps(provider), "0.2.0") is None
     assert node_host.load_settings("MCPToolProvider", json.dumps(provider), "0.2.0").server.roots == ""

@@ -339,7 +339,7 @@ _STRUCT_ONLY = tuple(field.name for field in _STORAGE if field.name not in _READ
 def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
     """One list per readable column, and either each tool's JSON (``cell``: KNIME's "MCP Tool" cell) or the rest of
     the struct's fields. Each distinct server is serialised and checked for its seal once, without its own seal:
-    the table's seal is each tool's (:func:`knime_mcp.seal.tool_seal`)."""
+    the table's seal is each tool's (:func:`knime_mcp.seal.tool_sealer`)."""
     writer = ToolWriter()
     rows = []
     for tool in tools:
@@ -382,7 +382,7 @@ def _decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> lis
 
 def _decode(columns: Mapping[str, list[Any]], column: str, offset: int = 0) -> list[MCPTool]:
     """Tools from one list per struct field; schemas that were written once are parsed once. A tool whose seal
-    fits gets its server sealed (:func:`knime_mcp.seal.tool_seal_fits`); a malformed one is a ConfigError naming
+    fits gets its server sealed (:func:`knime_mcp.seal.tool_seal_checker`); a malformed one is a ConfigError naming
     its row."""
     tools = []
     rows = zip(*(columns[field.name] for field in _STORAGE), strict=True)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import anyio
 
-from knime_mcp.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentPlan
+from knime_mcp.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentPlan, row_label
 from knime_mcp.dispatch import CallOutcome
 from knime_mcp.errors import McpToolError, ToolCallError
 from knime_mcp.images import ImageError, to_png
@@ -93,18 +93,18 @@ class RowResult(NamedTuple):
         image, image_error = _first_image(result, record.tool)
         other = _other_content(result)
         if result.is_error:
-            message = f"Row {label()}: tool {record.tool!r} reported an error: {record.error}"
+            message = f"{label()}: tool {record.tool!r} reported an error: {record.error}"
             failure = ToolCallError(message, server=record.server, hint=_FAIL_HINT)
             return cls(result.text, structured, image, other, True, record.error, record.duration_ms, failure)
         if image_error is not None:
-            failure = ToolCallError(f"Row {label()}: {image_error}", server=record.server, hint=_IMAGE_HINT)
+            failure = ToolCallError(f"{label()}: {image_error}", server=record.server, hint=_IMAGE_HINT)
             return cls(result.text, structured, None, other, True, image_error, record.duration_ms, failure)
         return cls(result.text, structured, image, other, False, None, record.duration_ms, None)
 
     @classmethod
     def invalid(cls, error: ArgumentError, label: str) -> RowResult:
         """A row whose arguments could not be built: it is never sent."""
-        failure = ToolCallError(f"Row {label}: {error}", hint=_FAIL_HINT)
+        failure = ToolCallError(f"{label}: {error}", hint=_FAIL_HINT)
         return cls(None, None, None, None, True, str(error), None, failure)
 
 
@@ -135,7 +135,7 @@ def _at_row(error: McpToolError, label: str, hint: str) -> McpToolError:
     row leading its message. Built without ``__init__``, whose signature differs between the error classes."""
     labelled = type(error).__new__(type(error))
     labelled.__dict__.update(vars(error))
-    labelled.message = f"Row {label}: {error.message}"
+    labelled.message = f"{label}: {error.message}"
     labelled.args = (labelled.message,)
     labelled.hint = hint
     labelled.__cause__ = error
@@ -163,11 +163,10 @@ class PendingBatch:
         self.changed = anyio.Event()
 
     def label(self, row: int) -> str:
-        """The row's number in the table, and its KNIME RowID when the batch has one."""
-        number = f"{self.first_row + row + 1}"
-        if ROW_ID_COLUMN not in self.data.schema.names:
-            return number
-        return f"{number} (RowID {self.data.column(ROW_ID_COLUMN)[row].as_py()})"
+        """How an error names the row: :func:`~knime_mcp.arguments.row_label`, from this batch's RowID column."""
+        names = self.data.schema.names
+        row_id = {ROW_ID_COLUMN: self.data.column(ROW_ID_COLUMN)[row].as_py()} if ROW_ID_COLUMN in names else {}
+        return row_label(self.first_row + row + 1, row_id)
 
     def finish(self, row: int, result: RowResult) -> None:
         self.results[row] = result

@@ -32,6 +32,7 @@ from knime_mcp.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResul
 from knime_mcp.config import CredentialLookup, ElicitationMode, ServerRequestPolicy
 from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ConfigError, McpToolError
+from knime_mcp.input_batches import InputBatches
 from knime_mcp.pool import ClientPool
 from knime_mcp.server_requests import ServerRequests
 from knime_mcp.sync import ProgressCallback, run_sync
@@ -263,33 +264,6 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
         yield error
 
 
-class _Batches:
-    """Input batches as an async iterator; a plain iterable is read in a worker thread when ``threaded``, so
-    slow table I/O never stalls the calls in flight. A class rather than an async generator: leaving it early
-    needs no finalisation."""
-
-    def __init__(self, batches: AsyncIterable[Any] | Iterable[Any], *, threaded: bool = False) -> None:
-        self._source: AsyncIterator[Any] | Iterator[Any] = (
-            aiter(batches) if isinstance(batches, AsyncIterable) else iter(batches)
-        )
-        self._threaded = threaded
-
-    def __aiter__(self) -> _Batches:
-        return self
-
-    async def __anext__(self) -> Any:
-        source = self._source
-        if isinstance(source, AsyncIterator):
-            return await anext(source)
-        batch = await anyio.to_thread.run_sync(next, source, _END) if self._threaded else next(source, _END)
-        if batch is _END:
-            raise StopAsyncIteration
-        return batch
-
-
-_END = object()
-
-
 async def call_table(
     tool: MCPTool,
     batches: AsyncIterable[Any] | Iterable[Any],
@@ -321,7 +295,7 @@ async def call_table(
             return await call_table(
                 tool, batches, sink, options=options, pool=own_pool, total_rows=total_rows, progress=progress
             )
-    source = batches if isinstance(batches, _Batches) else _Batches(batches)
+    source = batches if isinstance(batches, InputBatches) else InputBatches(batches)
     return await _Run(tool, options, pool, sink, progress, total_rows).run(source)
 
 
@@ -347,7 +321,7 @@ def call_table_sync(
     return run_sync(
         call_table,
         tool,
-        _Batches(batches, threaded=True),
+        InputBatches(batches, threaded=True),
         write,
         options=options,
         credentials=credentials,

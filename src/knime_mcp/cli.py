@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.cli_catalog import COMMANDS as CATALOG_COMMANDS
-from knime_mcp.cli_catalog import add_catalog_commands, find_named, run_catalog_command
+from knime_mcp.cli_catalog import add_catalog_commands, find_named, print_json, run_catalog_command
 from knime_mcp.cli_http import HTTP_COMMAND, add_http_command, http_listing
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
@@ -509,7 +509,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
             return await client.call_tool(args.tool, arguments, progress=progress)
 
     result = run_sync(call)
-    out.write(terminal_safe(json.dumps(result.to_dict(), indent=2, ensure_ascii=False)) + "\n")
+    print_json(result.to_dict(), out)
     if result.is_error:
         raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
     return 0
@@ -665,8 +665,7 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, sh
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
         log = [entry.to_dict() for entry in result.log]
-        printed = json.dumps({"conversation": rows, "tool_calls": log}, indent=2, ensure_ascii=False)
-        out.write(terminal_safe(printed) + "\n")
+        print_json({"conversation": rows, "tool_calls": log}, out)
     else:
         from knime_mcp.render import render_agent_run
 
@@ -780,13 +779,13 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
 
 def _command_login(spec: ServerSpec, out: TextIO, err: TextIO) -> int:
     """Sign in afresh (the client registration is kept) and store the tokens for every later command."""
-    from knime_mcp.auth import oauth_client, token_store
+    from knime_mcp.auth import spec_token_store
     from knime_mcp.client import McpClient
     from knime_mcp.sync import run_sync
 
     if spec.auth.kind != "oauth":
         raise UsageError("login signs in with OAuth to an http(s) server; --auth must be oauth, or left out.")
-    store = token_store(spec.target, oauth_client(spec))
+    store = spec_token_store(spec)
     store.forget_tokens()
 
     async def sign_in() -> int:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from knime_mcp.prompts import MCPPrompt, RenderedPrompt
     from knime_mcp.resources import ResourceContent
 
-__all__ = ["COMMANDS", "add_catalog_commands", "run_catalog_command"]
+__all__ = ["COMMANDS", "add_catalog_commands", "find_named", "print_json", "run_catalog_command"]
 
 COMMANDS = {"resources": None, "read": "URI", "prompts": None, "prompt": "NAME"}
 """The commands, and what follows a stdio server's command line after a second ``--``, if anything."""
@@ -81,7 +81,7 @@ def run_catalog_command(
             resources, templates = run_sync(listed)
             if args.format == "json":
                 rows = {"resources": [r.to_dict() for r in resources], "templates": [t.to_dict() for t in templates]}
-                _print_json(rows, out)
+                print_json(rows, out)
             else:
                 table = [(r.uri, r.mime_type or "-", r.description or r.title or r.name) for r in resources]
                 table += [(t.uri_template, t.mime_type or "-", t.description or t.title or t.name) for t in templates]
@@ -110,7 +110,7 @@ def run_catalog_command(
 
             found = run_sync(listed_prompts)
             if args.format == "json":
-                _print_json([prompt.to_dict() for prompt in found], out)
+                print_json([prompt.to_dict() for prompt in found], out)
             else:
                 table = [(p.name, _signature(p), p.description or p.title or "") for p in found]
                 out.write(_table(("NAME", "ARGUMENTS", "DESCRIPTION"), table))
@@ -179,7 +179,7 @@ def _print_contents(contents: list[ResourceContent], args: argparse.Namespace, o
             file.write(data)
         out.write(f"Wrote {len(data):,} bytes ({content.mime_type or 'no MIME type'}) to {args.output}\n")
     elif args.format == "json":
-        _print_json([content.to_dict() for content in contents], out)
+        print_json([content.to_dict() for content in contents], out)
     else:
         for content in contents:
             if content.data is None:
@@ -193,7 +193,7 @@ def _print_contents(contents: list[ResourceContent], args: argparse.Namespace, o
 
 def _print_prompt(prompt: RenderedPrompt, fmt: str, out: TextIO) -> None:
     if fmt == "json":
-        _print_json(prompt.to_dict(), out)
+        print_json(prompt.to_dict(), out)
         return
     from knime_mcp.results import ImagePart, ResourcePart, TextPart
 
@@ -216,7 +216,8 @@ def _print_prompt(prompt: RenderedPrompt, fmt: str, out: TextIO) -> None:
         out.write(terminal_safe(f"{message.role}: {shown}") + "\n")
 
 
-def _print_json(value: Any, out: TextIO) -> None:
+def print_json(value: Any, out: TextIO) -> None:
+    """``value`` as indented JSON on ``out``, server text made safe for the terminal (every command's ``json``)."""
     out.write(terminal_safe(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
 
 

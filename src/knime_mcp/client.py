@@ -515,7 +515,7 @@ class McpClient:
             result = await self._ask(
                 session,
                 partial(session.client.read_resource, uri),
-                late=f"return resource {uri!r}",
+                timed_out=self._late(f"return resource {uri!r}"),
                 refused=lambda exc: read_refused(uri, exc.error.code, exc.error.message, self.server),
             )
             contents = read_contents(result, uri=uri, server=self.server, max_bytes=max_bytes)
@@ -535,7 +535,7 @@ class McpClient:
             result = await self._ask(
                 session,
                 partial(session.client.get_prompt, name, arguments),
-                late=f"give prompt {name!r}",
+                timed_out=self._late(f"give prompt {name!r}"),
                 refused=lambda exc: prompt_refused(name, exc.error.message, self.server),
             )
             return RenderedPrompt.from_sdk(result).masked(self._secrets)
@@ -554,7 +554,7 @@ class McpClient:
             seen: set[str] = set()
             for _ in range(_MAX_PAGES):
                 fetch = partial(list_page, session.client, cursor=cursor)
-                page = await self._ask(session, fetch, late=f"list its {what}", late_error=ServerConnectError)
+                page = await self._ask(session, fetch, timed_out=self._late(f"list its {what}", ServerConnectError))
                 found.extend(items(page))
                 cursor = page.next_cursor
                 if cursor is None or cursor in seen:
@@ -577,13 +577,12 @@ class McpClient:
         session: _Session,
         send: Callable[..., Awaitable[T]],
         *,
-        late: str,
-        late_error: type[McpToolError] = ToolTimeoutError,
+        timed_out: Callable[[Diagnostics], McpToolError],
         refused: Callable[[MCPError], McpToolError] | None = None,
     ) -> T:
         """``send(meta=…)`` once over ``session``: an HTTP refusal, a request that never went out and the call
-        timeout (``late``: what the server did not do in time) become clear errors, and so does the server's own
-        JSON-RPC error, when ``refused`` translates it."""
+        timeout (the error ``timed_out`` makes) become clear errors, and so does the server's own JSON-RPC error,
+        when ``refused`` translates it."""
         key = _call_key()
         try:
             return await send(meta=_meta(key))
@@ -592,18 +591,22 @@ class McpClient:
                 raise refusal from exc
             if exc.error.code == REQUEST_TIMEOUT:
                 self._cancelled_calls = True
-                raise late_error(
-                    f"The server did not {late} within the call timeout of {self.spec.timeouts.call:g} s.",
-                    server=self.server,
-                    hint=session.diagnostics.no_answer_hint(
-                        "Raise the call timeout if the server is slow, or check that it is responsive."
-                    ),
-                ) from exc
+                raise timed_out(session.diagnostics) from exc
             if refused is None or exc.error.code in (CONNECTION_CLOSED, PARSE_ERROR):
                 raise
             raise refused(exc) from exc
         finally:
             session.diagnostics.forget(key)
+
+    def _late(self, what: str, error: type[McpToolError] = ToolTimeoutError) -> Callable[[Diagnostics], McpToolError]:
+        """The error for a request the server did not answer within the call timeout: ``what`` it did not do."""
+        return lambda diagnostics: error(
+            f"The server did not {what} within the call timeout of {self.spec.timeouts.call:g} s.",
+            server=self.server,
+            hint=diagnostics.no_answer_hint(
+                "Raise the call timeout if the server is slow, or check that it is responsive."
+            ),
+        )
 
     async def call_tool(
         self,
@@ -628,35 +631,29 @@ class McpClient:
             assert progress is not None
             progress(done, total, message and scrub(message, self._secrets))
 
+        def timed_out(diagnostics: Diagnostics) -> McpToolError:
+            return ToolTimeoutError(
+                f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
+                server=self.server,
+                hint=diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
+            )
+
         async def call(session: _Session) -> ToolResult:
-            key = _call_key()
             declined = len(session.requests.declined)
+            send = partial(
+                session.client.call_tool,
+                tool_name,
+                arguments,
+                read_timeout_seconds=seconds,
+                progress_callback=on_progress if progress else None,
+            )
             try:
-                result = await session.client.call_tool(
-                    tool_name,
-                    arguments,
-                    read_timeout_seconds=seconds,
-                    progress_callback=on_progress if progress else None,
-                    meta=_meta(key),
-                )
-                if reasons := session.requests.declined[declined:]:
-                    raise _declined_error(tool_name, reasons, self.server)
-                return ToolResult.from_sdk(result)
+                result = await self._ask(session, send, timed_out=timed_out)
             except _MismatchedResult as exc:
                 return ToolResult.from_sdk(exc.result, mismatch=exc.reason)
-            except MCPError as exc:
-                if (refusal := await self._refusal(session, key, exc)) is not None:
-                    raise refusal from exc
-                if exc.error.code != REQUEST_TIMEOUT:
-                    raise
-                self._cancelled_calls = True
-                raise ToolTimeoutError(
-                    f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
-                    server=self.server,
-                    hint=session.diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
-                ) from exc
-            finally:
-                session.diagnostics.forget(key)
+            if reasons := session.requests.declined[declined:]:
+                raise _declined_error(tool_name, reasons, self.server)
+            return ToolResult.from_sdk(result)
 
         await self._acquire_slot()
         try:

@@ -36,11 +36,12 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 __all__ = [
+    "MAX_RETRY_AFTER_SECONDS",
+    "SESSION_TERMINATED",
     "CancelledByUser",
     "ChatModelError",
     "CircuitOpenError",
     "ConfigError",
-    "MAX_RETRY_AFTER_SECONDS",
     "IterationLimitError",
     "McpToolError",
     "OutcomeUnknownError",
@@ -49,7 +50,6 @@ __all__ = [
     "ServerAuthError",
     "ServerBusyError",
     "ServerConnectError",
-    "SESSION_TERMINATED",
     "ServerProtocolError",
     "SessionExpiredError",
     "SessionLostError",

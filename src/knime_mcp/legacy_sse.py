@@ -154,7 +154,6 @@ def bounded_events(
     return opened
 
 
-
 def ending_on_refusal(streams: TransportStreams) -> Callable[[], Awaitable[None]]:
     """What ends the session when a POST of it fails: the SDK's writer stops at the first failed POST and only logs
     it, so every later request, and the one refused, would wait for its timeout. Closing the read stream ends the

@@ -76,6 +76,9 @@ class ClientPool:
         self._http_clients: dict[_Key, HttpToolClient] = {}
         self._circuits: dict[_Key, Circuit] = {}
         self._locks: dict[_Key, anyio.Lock] = {}
+        self._trusted: dict[tuple[ServerSpec, str | None], bool] = {}
+        """Per spec and seal, whether it is trusted as it is: the seal is an HMAC, and a Tool Caller asks for its
+        server once a row."""
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
         self._http: HttpPool | None = None
@@ -117,9 +120,7 @@ class ClientPool:
     ) -> _Client:
         if self._task_group is None or self._http is None:
             raise RuntimeError("Open the ClientPool with 'async with' before using it.")
-        # A server from data gets a session of its own even when a sealed tool of the same server has one: a tool
-        # whose seal no longer fits (edited annotations) must pass the checks whichever tool connects first.
-        key = (spec, not self._check_unsealed or is_sealed_here(spec))
+        key = self._key(spec)
         if (client := opened.get(key)) is not None:
             return client
         async with self._locks.setdefault(key, anyio.Lock()):
@@ -135,6 +136,17 @@ class ClientPool:
             self._circuits.pop(key)
             opened[key] = client
             return client
+
+    def _key(self, spec: ServerSpec) -> _Key:
+        """A server from data gets a session of its own even when a sealed tool of the same server has one: a tool
+        whose seal no longer fits (edited annotations) must pass the checks whichever tool connects first."""
+        if not self._check_unsealed:
+            return spec, True
+        # Keyed by the seal too: specs compare without it.
+        sealed = (spec, spec.seal)
+        if (trusted := self._trusted.get(sealed)) is None:
+            trusted = self._trusted[sealed] = is_sealed_here(spec)
+        return spec, trusted
 
     async def _open_session(self, spec: ServerSpec, pin: PinnedHost | None) -> McpClient:
         assert self._task_group is not None and self._http is not None
@@ -160,4 +172,3 @@ class ClientPool:
             max_concurrency=self._max_concurrency,
             breaker=self._breaker,
         )
-

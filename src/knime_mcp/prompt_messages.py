@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, assert_never
 
-import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from knime_mcp.arguments import json_object, row_label
@@ -29,6 +28,7 @@ from knime_mcp.caller import OnError
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
 from knime_mcp.errors import ConfigError, ToolError
+from knime_mcp.input_batches import InputBatches
 from knime_mcp.prompts import MCPPrompt, RenderedPrompt
 from knime_mcp.results import AudioPart, ContentPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
 from knime_mcp.session import server_client
@@ -184,10 +184,8 @@ async def get_prompt(
     override ``arguments``; the messages of every row follow one another. With ``batches`` the conversation has the
     :data:`~knime_mcp.conversation.ERROR` column: ``column`` records a row's failure there and goes on, ``fail``
     raises it naming the row."""
-    if progress is not None:
-        progress(0.05, f"Connecting to {spec.display_name}")
     async with server_client(
-        spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in
+        spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in, progress=progress
     ) as client:
         prompts = await client.list_prompts()
         prompt = select_prompt(prompts, name) if name.strip() else None
@@ -208,8 +206,8 @@ async def _get_rows(
     progress: ProgressCallback | None,
 ) -> None:
     names = {argument.name for argument in getter.prompt.arguments} if getter.prompt is not None else set()
-    source, number = iter(batches), 0
-    while (batch := await anyio.to_thread.run_sync(next, source, None)) is not None:
+    number = 0
+    async for batch in InputBatches(batches, threaded=True):
         for row in batch.to_pylist():
             number += 1
             given = {key: _text(value) for key, value in row.items() if key in names and value is not None}

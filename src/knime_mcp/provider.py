@@ -69,10 +69,8 @@ async def list_server_tools(
     ``untrusted_hint``: the spec came from data (e.g. a flow variable), so the SSRF guard checks it first and pins
     the session to the checked address; the hint says how to trust it instead.
     """
-    if progress is not None:
-        progress(0.1, f"Connecting to {spec.display_name}")
     async with server_client(
-        spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in
+        spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in, progress=progress
     ) as client:
         if progress is not None:
             progress(0.5, "Listing tools")

@@ -22,10 +22,13 @@ from knime_mcp.errors import MASK, scrub
 
 __all__ = ["HIDDEN_VALUE", "is_secret_key", "redact", "redact_text"]
 
-_SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[-_]?key|auth|credential|cookie|session", re.IGNORECASE)
+_SECRET_WORD = r"pass|secret|token|api[-_]?key|auth|credential|cookie|session"
+"""What a secret-looking key holds somewhere in its name."""
+
+_SECRET_KEY = re.compile(_SECRET_WORD, re.IGNORECASE)
 
 _SECRET_PAIR = re.compile(
-    r"""(?P<key>(?P<quote>["']?)[\w-]*(?:pass|secret|token|api[-_]?key|auth|credential|cookie|session)[\w-]*"""
+    rf"""(?P<key>(?P<quote>["']?)[\w-]*(?:{_SECRET_WORD})[\w-]*"""
     r"""(?P=quote)\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|-?\d[\d.eE+-]*)""",
     re.IGNORECASE,
 )

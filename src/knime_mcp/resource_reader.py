@@ -32,6 +32,7 @@ from knime_mcp.client import McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import ConfigError, ResourceError, ToolError
 from knime_mcp.images import ImageError, to_png
+from knime_mcp.input_batches import InputBatches
 from knime_mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
 from knime_mcp.results import ImagePart
 from knime_mcp.session import server_client
@@ -324,14 +325,13 @@ async def read_resources(
     ``template`` modes; they are read in a worker thread, as KNIME's table I/O blocks. A run that reads nothing hands
     ``sink`` one empty batch."""
     options = options or ReaderOptions()
-    if progress is not None:
-        progress(0.05, f"Connecting to {spec.display_name}")
     async with server_client(
         spec,
         credentials=credentials,
         untrusted_hint=untrusted_hint,
         show_sign_in=show_sign_in,
         max_concurrency=options.concurrency,
+        progress=progress,
     ) as client:
         resources = await client.list_resources()
         templates = await client.list_resource_templates()
@@ -358,9 +358,8 @@ async def _reads(
     if not options.reads_rows:
         return
     template = _pick_template(templates, options.template) if options.mode == "template" else ""
-    source = iter(batches)
     first_row = 0
-    while (batch := await anyio.to_thread.run_sync(next, source, None)) is not None:
+    async for batch in InputBatches(batches, threaded=True):
         for start in range(0, batch.num_rows, _BATCH_ROWS):
             yield _row_reads(batch.slice(start, _BATCH_ROWS), first_row + start, options, template)
         first_row += batch.num_rows

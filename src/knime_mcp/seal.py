@@ -32,9 +32,7 @@ __all__ = [
     "is_sealed_here",
     "key_file",
     "seal_spec",
-    "tool_seal",
     "tool_seal_checker",
-    "tool_seal_fits",
     "tool_sealer",
 ]
 
@@ -63,36 +61,28 @@ def seal_spec(spec: ServerSpec) -> ServerSpec:
 
 
 def is_sealed_here(spec: ServerSpec) -> bool:
-    return _fits(spec.seal, spec.identity)
-
-
-def tool_seal(spec: ServerSpec, facts: str) -> str | None:
-    """The seal a table keeps for one tool of ``spec``: it covers the server and ``facts``, the tool's fields that
-    the tool policy reads (:attr:`knime_mcp.tool.MCPTool.policy_facts`), so editing either in the table voids it.
-    None unless ``spec`` itself is sealed here: only a tool of a server a person chose is sealed."""
-    return tool_sealer(spec)(facts)
+    if spec.seal is None:
+        return False  # without reading (or creating) the key
+    key = _key(key_file())
+    return key is not None and _same(spec.seal, _mac(key, spec.identity))
 
 
 def tool_sealer(spec: ServerSpec) -> Callable[[str], str | None]:
-    """:func:`tool_seal` for the tools of one server: its key and its own seal are checked once, not per tool of a
-    table of thousands."""
+    """The seal a table keeps for each tool of ``spec``, by the tool's ``facts``: the fields that the tool policy
+    reads (:attr:`knime_mcp.tool.MCPTool.policy_facts`). It covers the server and the facts, so editing either in
+    the table voids it; None unless ``spec`` itself is sealed here, as only a tool of a server a person chose is
+    sealed. The key and the server's own seal are checked once, not per tool of a table of thousands."""
     mac = _tool_mac(spec)
     return mac if mac is not None and is_sealed_here(spec) else _no_seal
 
 
-def tool_seal_fits(spec: ServerSpec, facts: str, seal: object) -> bool:
-    """Whether ``seal``, read from a table, is this machine's :func:`tool_seal` of ``spec`` and ``facts``."""
-    return tool_seal_checker(spec)(facts, seal)
-
-
 def tool_seal_checker(spec: ServerSpec) -> Callable[[str, object], bool]:
-    """:func:`tool_seal_fits` for the tools of one server, which a table lists by the thousand."""
+    """Whether a seal read from a table is this machine's seal (:func:`tool_sealer`) of a tool of ``spec`` with
+    the given facts; made once for the tools of one server, which a table lists by the thousand."""
     mac = _tool_mac(spec)
 
     def fits(facts: str, seal: object) -> bool:
-        # Compared as bytes: a seal read from a table may be any text (or no text at all), which must not fit and
-        # must not raise either.
-        return mac is not None and isinstance(seal, str) and hmac.compare_digest(seal.encode(), mac(facts).encode())
+        return mac is not None and _same(seal, mac(facts))
 
     return fits
 
@@ -103,8 +93,10 @@ def _tool_mac(spec: ServerSpec) -> Callable[[str], str] | None:
     key = _key(key_file())
     if key is None:
         return None
-    # The server's part of the message is hashed once, and each tool's MAC continues from a copy of that state.
-    server = hmac.new(key, _tool_message(spec, "").encode(), hashlib.sha256)
+    # The message is "tool", the server's identity and the facts, a line each: an identity is JSON and cannot hold
+    # a bare line break, so no spec and facts pair reads as another. Each tool's MAC continues from a copy of the
+    # state after the server's part.
+    server = hmac.new(key, f"tool\n{spec.identity}\n".encode(), hashlib.sha256)
 
     def mac(facts: str) -> str:
         message = server.copy()
@@ -118,18 +110,10 @@ def _no_seal(facts: str) -> None:
     return None
 
 
-def _tool_message(spec: ServerSpec, facts: str) -> str:
-    # A server's identity is JSON and cannot hold a bare line break, so no spec and facts pair reads as another.
-    return f"tool\n{spec.identity}\n{facts}"
-
-
-def _fits(seal: object, message: str) -> bool:
+def _same(seal: object, expected: str) -> bool:
     """Compared as bytes: a seal read from a table may be any text (or no text at all), which must not fit and
     must not raise either."""
-    if not isinstance(seal, str):
-        return False
-    key = _key(key_file())
-    return key is not None and hmac.compare_digest(seal.encode(), _mac(key, message).encode())
+    return isinstance(seal, str) and hmac.compare_digest(seal.encode(), expected.encode())
 
 
 def _mac(key: bytes, message: str) -> str:

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 
 from knime_mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.sync import ProgressCallback
 from knime_mcp.urlguard import check_server
 
 __all__ = ["server_client"]
@@ -28,9 +29,12 @@ async def server_client(
     untrusted_hint: str | None = None,
     show_sign_in: Callable[[str], None] | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    progress: ProgressCallback | None = None,
 ) -> AsyncIterator[McpClient]:
     """An open client for ``spec``. ``untrusted_hint``: the spec came from data (e.g. a flow variable), so it is
-    checked before it is connected; the hint says how to trust it instead."""
+    checked before it is connected; the hint says how to trust it instead. ``progress`` hears that it connects."""
+    if progress is not None:
+        progress(0.05, f"Connecting to {spec.display_name}")
     pin = await check_server(spec, hint=untrusted_hint) if untrusted_hint is not None else None
     client = McpClient(
         spec, credentials=credentials, pin=pin, show_sign_in=show_sign_in, max_concurrency=max_concurrency

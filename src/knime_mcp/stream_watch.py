@@ -92,7 +92,6 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
                 self._diagnostics.unmatched_id = key[:40]
         return item
 
-
     def _unreadable(self, error: Exception) -> SessionMessage | Exception:
         """A frame the SDK could not parse (invalid JSON, nested too deeply, not JSON-RPC) is noted for the
         handshake's error; when it answers a request in flight, it fails that request now instead of at its timeout.

@@ -86,10 +86,6 @@ class CallerThread:
                 future.set_exception(exc)
 
 
-async def _running_loop() -> asyncio.AbstractEventLoop:
-    return asyncio.get_running_loop()
-
-
 def run_sync(
     func: Callable[..., Awaitable[T]],
     *args: Any,
@@ -144,7 +140,7 @@ class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
         try:
             self._session_cm = portal.wrap_async_context_manager(self._client)
             self._session_cm.__enter__()
-            self._loop = portal.call(_running_loop)
+            self._loop = portal.call(asyncio.get_running_loop)
         except BaseException as exc:
             self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
             raise

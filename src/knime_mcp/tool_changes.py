@@ -51,8 +51,8 @@ class ToolWatch:
     def __init__(self, pool: ClientPool, policy: ToolPolicy) -> None:
         self._pool = pool
         self._policy = policy
-        self._seen: dict[int, int] = {}
-        """Per client (by id), the notifications already followed."""
+        self._seen: dict[McpClient, int] = {}
+        """Per client, the notifications already followed."""
 
     async def follow(self, tools: Sequence[MCPTool | LocalTool]) -> tuple[list[MCPTool | LocalTool], list[ToolChange]]:
         """The tool set after the changes the servers announced, and what changed; ``tools`` as they are when no
@@ -61,9 +61,9 @@ class ToolWatch:
         changes: list[ToolChange] = []
         for client in self._pool.clients:
             count = client.tool_list_changes
-            if count == self._seen.get(id(client), 0):
+            if count == self._seen.get(client, 0):
                 continue
-            self._seen[id(client)] = count
+            self._seen[client] = count
             fresh = await self._listed(client)
             if fresh is None:
                 continue

@@ -22,7 +22,7 @@ import anyio
 from knime_mcp.config import ENV_REF, ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url", "secrets_asked"]
+__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -56,7 +56,7 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
             server=spec.display_name,
             hint=hint,
         )
-    if wanted := secrets_asked(spec):
+    if wanted := _secrets_asked(spec):
         raise ConfigError(
             f"A server taken from data was refused: it asks for {wanted[0]}, and secrets of this machine are sent "
             "only to servers a person configured here.",
@@ -66,7 +66,7 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
     return await check_url(spec.target, hint=hint)
 
 
-def secrets_asked(spec: ServerSpec) -> list[str]:
+def _secrets_asked(spec: ServerSpec) -> list[str]:
     """What of this machine's secrets connecting to ``spec`` would resolve and send, in words: each ``${VAR}`` of
     its headers and environment, and its authentication (a KNIME credential or a ``${VAR}``)."""
     references = [*(("header", name, value) for name, value in spec.headers.items()),

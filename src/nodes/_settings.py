@@ -280,9 +280,13 @@ def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
     return pairs
 
 
+def timeout_limits(timeouts: TimeoutSettings) -> Timeouts:
+    return Timeouts(connect=timeouts.connect, call=timeouts.call)
+
+
 def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings) -> ServerSpec:
     """The core's description of the server; raises ConfigError for settings that cannot work."""
-    limits = Timeouts(connect=timeouts.connect, call=timeouts.call)
+    limits = timeout_limits(timeouts)
     if server.server.strip() == DEMO_SERVER:
         return demo_server_spec(timeouts=limits)
     kind = _AUTH_KINDS[auth.kind]
@@ -322,10 +326,10 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
 def forget_sign_in(spec: ServerSpec, credentials: CredentialLookup) -> None:
     """'Sign in again': delete the stored OAuth tokens of the server and client that ``spec`` names (a client
     that registered itself stays registered)."""
-    from knime_mcp.auth import oauth_client, token_store
+    from knime_mcp.auth import spec_token_store
 
     if spec.auth.kind in OAUTH_KINDS and spec.is_url:
-        token_store(spec.target, oauth_client(spec, credentials)).forget_tokens()
+        spec_token_store(spec, credentials).forget_tokens()
 
 
 def browser_sign_in_parameter() -> knext.BoolParameter:
@@ -384,26 +388,28 @@ def _host(url: str) -> str:
 
 def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:
     """For a server address (or stdio environment) set by an untrusted flow variable, which makes it data, the
-    hint on how to trust it; None for an address a person typed. KNIME hands a node its settings with flow
-    variables already applied, so an equal value is how a node can tell."""
-    if server.trust_flow_variable:
-        return None
-    name = flow_variable_setting(ctx, (server.server, server.environment, server.roots))
-    if name is None:
-        return None
-    return (
-        f"The address comes from flow variable {name!r}; if you trust it, switch on "
-        "'Trust a server address from a flow variable'."
+    hint on how to trust it; None for an address a person typed."""
+    return untrusted_hint(
+        ctx,
+        (server.server, server.environment, server.roots),
+        trusted=server.trust_flow_variable,
+        subject="The address",
+        switch="Trust a server address from a flow variable",
     )
 
 
-def flow_variable_setting(ctx: knext.ConfigurationContext, settings: tuple[str, ...]) -> str | None:
-    """The flow variable that set one of ``settings`` (KNIME hands a node its settings with flow variables already
-    applied, so an equal value is how a node can tell), or None."""
+def untrusted_hint(
+    ctx: knext.ConfigurationContext, settings: tuple[str, ...], *, trusted: bool, subject: str, switch: str
+) -> str | None:
+    """For ``settings`` of which one was set by a flow variable that ``trusted`` does not vouch for, the hint naming
+    that flow variable and the ``switch`` that trusts it; else None. KNIME hands a node its settings with flow
+    variables already applied, so an equal value is how a node can tell."""
+    if trusted:
+        return None
     texts = {text.strip() for text in settings if text.strip()}
     for name, value in ctx.flow_variables.items():
         if isinstance(value, str) and value.strip() in texts:
-            return name
+            return f"{subject} comes from flow variable {name!r}; if you trust it, switch on '{switch}'."
     return None
 
 

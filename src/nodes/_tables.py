@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["arrow_batches", "read_pandas", "read_pyarrow"]
+__all__ = ["arrow_batches", "is_string_column", "read_pandas", "read_pyarrow"]
+
+
+def is_string_column(column: knext.Column) -> bool:
+    """A text column: what a column parameter that takes text offers (its ``column_filter``)."""
+    return column.ktype == knext.string()
 
 
 def read_pandas(table: knext.Table) -> pd.DataFrame:

@@ -33,7 +33,7 @@ from nodes._settings import (
     trust_servers_parameter,
     unannotated_parameter,
 )
-from nodes._tables import read_pyarrow
+from nodes._tables import is_string_column, read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 LOGGER = logging.getLogger(__name__)
@@ -76,10 +76,6 @@ def _workflow_tool_type() -> knext.KnimeType | None:
 def _is_workflow_column(column: knext.Column) -> bool:
     kind = _workflow_tool_type()
     return kind is not None and column.ktype == kind
-
-
-def _is_string_column(column: knext.Column) -> bool:
-    return column.ktype == knext.string()
 
 
 _LOG_TYPES = {"int": knext.int64(), "string": knext.string(), "double": knext.double()}
@@ -184,7 +180,7 @@ class AgentPrompter:
         "MCP tool column",
         "The column holding MCP tools; none chosen: the provider's 'MCP Tool' column, if there is one.",
         port_index=1,
-        column_filter=_is_string_column,
+        column_filter=is_string_column,
     )
     workflow_column = knext.ColumnParameter(
         "Workflow tool column",

@@ -9,12 +9,7 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._settings import (
-    AuthOptions,
-    TimeoutSettings,
-    credential_names,
-    flow_variable_setting,
-)
+from nodes._settings import AuthOptions, TimeoutSettings, credential_names, timeout_limits, untrusted_hint
 from nodes._tables import read_pandas
 from nodes.provider import SelectionSettings, output_schema, selection_options
 
@@ -157,7 +152,6 @@ class HTTPToolProvider:
 
     def execute(self, ctx: knext.ExecutionContext, webhooks: knext.Table | None) -> knext.Table:
         from knime_mcp.arrow import tools_to_table
-        from knime_mcp.config import Timeouts
         from knime_mcp.http.listing import list_http_tools
         from knime_mcp.sync import run_sync
 
@@ -169,7 +163,7 @@ class HTTPToolProvider:
                 self.document.document.strip() or None,
                 base_url=self.document.base_url.strip() or None,
                 auth=auth,
-                timeouts=Timeouts(connect=self.timeouts.connect, call=self.timeouts.call),
+                timeouts=timeout_limits(self.timeouts),
                 webhooks=rows,
                 trust_webhooks=self.document.trust_webhooks,
                 **selection_options(self.selection),
@@ -209,12 +203,10 @@ class HTTPToolProvider:
         )
 
     def _untrusted_hint(self, ctx: knext.ConfigurationContext) -> str | None:
-        if self.document.trust_flow_variable:
-            return None
-        name = flow_variable_setting(ctx, (self.document.document, self.document.base_url))
-        if name is None:
-            return None
-        return (
-            f"The document's address comes from flow variable {name!r}; if you trust it, switch on "
-            "'Trust a document address from a flow variable'."
+        return untrusted_hint(
+            ctx,
+            (self.document.document, self.document.base_url),
+            trusted=self.document.trust_flow_variable,
+            subject="The document's address",
+            switch="Trust a document address from a flow variable",
         )

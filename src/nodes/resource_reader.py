@@ -12,7 +12,7 @@ from nodes._errors import knime_errors
 from nodes._images import png_image_type, with_png_cells
 from nodes._server import RowErrorOptions, on_error, server_connection
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
-from nodes._tables import arrow_batches
+from nodes._tables import arrow_batches, is_string_column
 
 if TYPE_CHECKING:
     from knime_mcp.resource_reader import ColumnKind, ReaderOptions
@@ -34,10 +34,6 @@ class ReadOptions(knext.EnumParameterOptions):
 _ROW_MODES = [ReadOptions.COLUMN.name, ReadOptions.TEMPLATE.name]
 
 
-def _is_string_column(column: knext.Column) -> bool:
-    return column.ktype == knext.string()
-
-
 @knext.parameter_group(label="Contents")
 class ContentSettings:
     read = knext.EnumParameter(
@@ -47,7 +43,7 @@ class ContentSettings:
         "URI column",
         "The input column that holds the URIs to read; none chosen: the first text column.",
         port_index=0,
-        column_filter=_is_string_column,
+        column_filter=is_string_column,
     ).rule(knext.OneOf(read, [ReadOptions.COLUMN.name]), knext.Effect.SHOW)
     template = knext.StringParameter(
         "URI template",
@@ -165,7 +161,7 @@ class MCPResourceReader:
                 hint="Connect a table to the node's input, or choose another 'Read contents'.",
             )
         if mode == ReadOptions.COLUMN.name and data is not None:
-            texts = [c.name for c in data if _is_string_column(c)]
+            texts = [c.name for c in data if is_string_column(c)]
             column = column or next(iter(texts), None)
             if column not in texts:
                 raise ConfigError(

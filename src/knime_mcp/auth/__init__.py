@@ -1,6 +1,15 @@
 """OAuth sign-in for MCP servers (the MCP authorization specification), on the SDK's own OAuth client."""
 
-from knime_mcp.auth.oauth import DYNAMIC_CLIENT, Grant, OAuthClient, ServerOAuth, oauth_auth, oauth_client, token_store
+from knime_mcp.auth.oauth import (
+    DYNAMIC_CLIENT,
+    Grant,
+    OAuthClient,
+    ServerOAuth,
+    oauth_auth,
+    oauth_client,
+    spec_token_store,
+    token_store,
+)
 from knime_mcp.auth.signin import SIGN_IN_SECONDS, BrowserSignIn, connect_deadline
 from knime_mcp.auth.store import OAUTH_DIR_ENV, TokenStore, forget_server, oauth_dir
 
@@ -18,5 +27,6 @@ __all__ = [
     "oauth_auth",
     "oauth_client",
     "oauth_dir",
+    "spec_token_store",
     "token_store",
 ]

@@ -28,7 +28,16 @@ from knime_mcp.auth.store import TokenStore
 from knime_mcp.config import CredentialLookup, ServerSpec, resolve_secret
 from knime_mcp.errors import ServerAuthError
 
-__all__ = ["DYNAMIC_CLIENT", "Grant", "OAuthClient", "ServerOAuth", "oauth_auth", "oauth_client", "token_store"]
+__all__ = [
+    "DYNAMIC_CLIENT",
+    "Grant",
+    "OAuthClient",
+    "ServerOAuth",
+    "oauth_auth",
+    "oauth_client",
+    "spec_token_store",
+    "token_store",
+]
 
 Grant = Literal["authorization-code", "client-credentials"]
 
@@ -83,12 +92,12 @@ class ServerOAuth:
         grant: Grant = "client-credentials" if spec.auth.kind == "oauth-client-credentials" else "authorization-code"
         interactive = show_sign_in is not None and grant == "authorization-code"
         self._sign_in = BrowserSignIn(spec.display_name, show=show_sign_in) if interactive else None
-        self.auth = oauth_auth(spec.target, client, grant=grant, sign_in=self._sign_in)
+        self.auth = oauth_auth(spec.target, client, grant=grant, sign_in=self._sign_in, server=spec.display_name)
 
     @property
     def secrets(self) -> set[str]:
         """The tokens held now, which a careless server may quote back."""
-        tokens = self.auth.context.current_tokens  # type: ignore[attr-defined]
+        tokens = self.auth.context.current_tokens
         return {token for token in (tokens.access_token, tokens.refresh_token) if token} if tokens else set()
 
     def close(self) -> None:
@@ -101,17 +110,30 @@ def token_store(server_url: str, client: OAuthClient) -> TokenStore:
     return TokenStore.for_server(server_url, client=client.store_key)
 
 
+def spec_token_store(spec: ServerSpec, credentials: CredentialLookup | None = None) -> TokenStore:
+    """Where the tokens of the server and client that ``spec``'s OAuth settings name are kept: what a new sign-in
+    (``knime-mcp login``, the nodes' *Sign in again*) forgets first."""
+    return token_store(spec.target, oauth_client(spec, credentials))
+
+
 def oauth_auth(
-    server_url: str, client: OAuthClient, *, grant: Grant = "authorization-code", sign_in: BrowserSignIn | None
-) -> httpx2.Auth:
+    server_url: str,
+    client: OAuthClient,
+    *,
+    grant: Grant = "authorization-code",
+    sign_in: BrowserSignIn | None,
+    server: str | None = None,
+) -> OAuthClientProvider:
     """The SDK provider for one server. Without ``sign_in`` (a Hub executor, a batch run) the authorization-code
-    grant works from the tokens an earlier sign-in stored and refreshes them; it never opens a browser."""
+    grant works from the tokens an earlier sign-in stored and refreshes them; it never opens a browser. ``server``:
+    the display name its errors name (the URL by default), which holds no query or user name."""
+    server = server or server_url
     store = token_store(server_url, client)
     if grant == "client-credentials":
         if not client.client_id or not client.client_secret:
             raise ServerAuthError(
                 "The client credentials grant needs a client id and secret.",
-                server=server_url,
+                server=server,
                 hint="Choose a KNIME credential whose user name is the client id and whose password is the secret.",
             )
         with warnings.catch_warnings():
@@ -138,7 +160,7 @@ def oauth_auth(
                     token_endpoint_auth_method=metadata.token_endpoint_auth_method,
                 )
             )
-        redirect, callback = (sign_in.open_browser, sign_in.wait_for_code) if sign_in else _no_person(server_url)
+        redirect, callback = (sign_in.open_browser, sign_in.wait_for_code) if sign_in else _no_person(server)
         provider = _RefreshingFirst(
             server_url,
             metadata,
@@ -180,14 +202,14 @@ class _RefreshingFirst(OAuthClientProvider):
 
 
 def _no_person(
-    server_url: str,
+    server: str,
 ) -> tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[AuthorizationCodeResult]]]:
     """Redirect and callback handlers for a run where nobody can sign in: both say how to sign in instead."""
 
     async def refuse(*_: object) -> AuthorizationCodeResult:
         raise ServerAuthError(
             "The server asks for a sign-in, and nobody can sign in here (no stored sign-in, or it has expired).",
-            server=server_url,
+            server=server,
             hint="Sign in once on this machine (`knime-mcp login URL`, or run the node in KNIME Analytics Platform), "
             "or use the client credentials grant.",
         )

@@ -31,6 +31,9 @@ class DocumentSchemas:
         self._document = document
         self._dialect_30 = str(document.get("openapi", "")).startswith("3.0")
         self._names: dict[str, str] = {}
+        """Each referenced pointer's name in ``$defs``."""
+        self._pointers: dict[str, str] = {}
+        """The other way round: a document lists thousands of schemas, too many to search for each name."""
         self._converted: dict[str, Any] = {}
 
     def deref(self, node: Any, what: str) -> Any:
@@ -56,8 +59,7 @@ class DocumentSchemas:
             name = pending.pop().removeprefix("#/$defs/")
             if name in defs:
                 continue
-            pointer = next(pointer for pointer, known in self._names.items() if known == name)
-            defs[name] = self._definition(pointer)
+            defs[name] = self._definition(self._pointers[name])
             pending.extend(_refs(defs[name]))
         return dict(sorted(defs.items()))
 
@@ -90,11 +92,11 @@ class DocumentSchemas:
             self._target(pointer, "schema")
             tokens = [token for token in pointer[1:].split("/") if token]
             name = "_".join(tokens[2:] if pointer.startswith(_SCHEMAS) else tokens).replace("~", "_")
-            taken = set(self._names.values())
             unique, number = name, 2
-            while unique in taken:
+            while unique in self._pointers:
                 unique, number = f"{name}_{number}", number + 1
             self._names[pointer] = unique
+            self._pointers[unique] = pointer
         return self._names[pointer]
 
     def _walk(self, node: Any, depth: int) -> Any:
