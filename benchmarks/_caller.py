@@ -2,11 +2,11 @@
 
 Figure 4 calls the demo server's ``sleep`` for 400 rows, 8 at a time, through :func:`call_table_sync` (what the
 node runs) and through the raw SDK behind an ``anyio.CapacityLimiter``. Figure 7 runs ``knime-mcp call-table`` from
-a CSV file to a Parquet file against :data:`_servers.FAST_STDIO` (an SDK-free server answering at once, so the
-client is what is measured), and a raw-SDK loop doing the same I/O: read the CSV with pyarrow, call ``echo`` per row,
-write input and result columns to Parquet. Its memory half runs each size in a fresh process
-(``python benchmarks/_caller.py CSV``), which prints its peak resident set size.
-"""
+a CSV file to a Parquet file, and a raw-SDK loop doing the same I/O (read the CSV with pyarrow, call ``echo`` per row,
+write input and result columns to Parquet), both against the demo server over stdio (7) and against
+:data:`_servers.FAST_STDIO`, an SDK-free server answering at once, which leaves the client's own work (7c). Its memory
+half (7b) runs each size in a fresh process (``python benchmarks/_caller.py CSV ROWS``), which prints its peak
+resident set size."""
 
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ import mcp
 import pyarrow as pa
 import pyarrow.csv
 import pyarrow.parquet
-from _rounds import Rounds, interleave
+from _rounds import Rounds, interleave, timed
 from _servers import FAST_STDIO
 from _sessions import SLEPT, concurrent, raw_session
 
-from knime_mcp.caller import CallerOptions, call_table_sync
-from knime_mcp.cli import main as cli_main
+from knime_mcp.caller.table import CallerOptions, call_table_sync
+from knime_mcp.cli.main import main as cli_main
 from knime_mcp.config import ServerSpec
-from knime_mcp.sync import SyncMcpClient
-from knime_mcp.tool import MCPTool
+from knime_mcp.mcp.sync import SyncMcpClient
+from knime_mcp.tools.tool import MCPTool
 
 
 def _tool(spec: ServerSpec, name: str) -> MCPTool:
@@ -72,23 +72,22 @@ def write_csv(path: Path, rows: int) -> None:
             writer.write_batch(pa.record_batch({"id": list(ids), "text": [f"row {i:08d} of the table" for i in ids]}))
 
 
-def run_cli(source: Path, target: Path, concurrency: int) -> None:
-    """``knime-mcp call-table`` in this process, as its console script runs it."""
+def run_cli(source: Path, target: Path, concurrency: int, server: list[str]) -> None:
+    """``knime-mcp call-table`` in this process, as its console script runs it, against the stdio ``server``."""
     argv = ["call-table", "--input", str(source), "--output", str(target), "--concurrency", str(concurrency)]
     with contextlib.redirect_stdout(io.StringIO()):
-        code = cli_main([*argv, "--", *FAST_STDIO, "--", "echo"])
+        code = cli_main([*argv, "--", *server, "--", "echo"])
     assert code == 0, code
 
 
-async def raw_call_table(source: Path, target: Path, concurrency: int) -> None:
+async def raw_call_table(source: Path, target: Path, concurrency: int, server: list[str]) -> None:
     """The same I/O with the raw SDK: the CSV as text, ``echo`` per row, input and result columns to Parquet."""
     table = pyarrow.csv.read_csv(source, convert_options=pyarrow.csv.ConvertOptions(column_types={"id": pa.string()}))
     texts = table.column("text").to_pylist()
     results: list[Any] = [None] * len(texts)
     errors = [False] * len(texts)
     limiter = anyio.CapacityLimiter(concurrency)
-    server = mcp.StdioServerParameters(command=FAST_STDIO[0], args=FAST_STDIO[1:])
-    async with mcp.Client(server) as client:
+    async with mcp.Client(mcp.StdioServerParameters(command=server[0], args=server[1:])) as client:
 
         async def one(row: int) -> None:
             async with limiter:
@@ -107,22 +106,19 @@ def _checked(target: Path, rows: int) -> None:
     assert table.num_rows == rows and table.column("Result").equals(table.column("text")), target
 
 
-def call_table_rounds(folder: Path, rows: int, concurrency: int, rounds: int) -> Rounds:
-    """Seconds per round of ``knime-mcp call-table`` over ``rows`` CSV rows against the raw-SDK loop."""
+def call_table_rounds(folder: Path, rows: int, concurrency: int, rounds: int, server: list[str]) -> Rounds:
+    """Seconds per round of ``knime-mcp call-table`` over ``rows`` CSV rows against the raw-SDK loop, both calling
+    the stdio ``server``'s ``echo``."""
     source, ours_out, raw_out = folder / "rows.csv", folder / "ours.parquet", folder / "raw.parquet"
     write_csv(source, rows)
 
     def ours() -> float:
-        started = time.perf_counter()
-        run_cli(source, ours_out, concurrency)
-        seconds = time.perf_counter() - started
+        seconds = timed(lambda: run_cli(source, ours_out, concurrency, server))
         _checked(ours_out, rows)
         return seconds
 
     def raw() -> float:
-        started = time.perf_counter()
-        anyio.run(raw_call_table, source, raw_out, concurrency)
-        seconds = time.perf_counter() - started
+        seconds = timed(lambda: anyio.run(raw_call_table, source, raw_out, concurrency, server))
         _checked(raw_out, rows)
         return seconds
 
@@ -150,7 +146,7 @@ def _peak_rss_kb() -> int:
 def _memory_child(source: Path, rows: int) -> None:
     target = source.with_suffix(".parquet")
     started = time.perf_counter()
-    run_cli(source, target, 8)
+    run_cli(source, target, 8, FAST_STDIO)
     seconds, peak = time.perf_counter() - started, _peak_rss_kb()
     _checked(target, rows)
     print(f"{peak / 1024:.1f} {seconds:.1f}")

@@ -3,24 +3,25 @@
 The baseline is ``json.loads`` of the same ``tools/list`` response, as the server sent it: the least any client must
 do with those bytes. Ours starts from the SDK's parsed result (the SDK's own parsing is not ours to speed up) and does
 what the provider does: tools converted from the SDK, filtered, their schemas shaped, named, sealed, and written in
-the KNIME form (``tools_to_table``: "MCP Tool" as JSON text). Back is what the Tool Caller and the Agent Prompter do
-with that table (``tools_from_arrow`` on its JSON column). Both sides start from the same garbage-collector state
-(:func:`_rounds.timed`).
+the KNIME form (``tools_to_table``: "MCP Tool" as JSON text), and in the Arrow extension form the CLI writes
+(``tools_to_arrow``). Back is what the Tool Caller and the Agent Prompter do with the table (``tools_from_arrow``).
+Both sides start from the same garbage-collector state (:func:`_rounds.timed`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types
 from _rounds import Rounds, interleave, timed
 
-from knime_mcp.arrow import TOOL_COLUMN, tools_from_arrow, tools_to_arrow, tools_to_table
 from knime_mcp.config import ServerSpec
-from knime_mcp.provider import ToolListing, shape_tools
 from knime_mcp.seal import seal_spec
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow, tools_to_table
+from knime_mcp.tools.provider import ToolListing, shape_tools
+from knime_mcp.tools.tool import MCPTool
 
 
 def wire_tools(count: int) -> list[dict[str, Any]]:
@@ -62,34 +63,32 @@ def _listing(result: mcp_types.ListToolsResult, server: ServerSpec) -> ToolListi
     return shape_tools([MCPTool.from_sdk(tool, server) for tool in result.tools])
 
 
-def listing_rounds(count: int, rounds: int) -> tuple[int, Rounds, Rounds, Rounds]:
-    """(payload bytes, to the KNIME table, back from it, the Arrow extension form there and back), each against
-    ``json.loads`` of the payload; every result is checked against the tools listed."""
+def listing_rounds(count: int, rounds: int) -> tuple[int, list[Rounds]]:
+    """(payload bytes, rounds of: to the KNIME table, back from it, to the Arrow extension table, back from it),
+    each against ``json.loads`` of the payload; every result is checked against the tools listed."""
     payload = wire_payload(count)
     result = mcp_types.ListToolsResult.model_validate(json.loads(payload)["result"])
     server = seal_spec(ServerSpec(target="http://127.0.0.1:8000/mcp", name="bench"))
     expected = _listing(result, server).tools
     assert len(expected) == count
-    tables = []
+    written: dict[str, Any] = {}
 
-    def to_table() -> float:
-        seconds = timed(lambda: tables.append(tools_to_table(_listing(result, server).tools)))
-        table = tables.pop()
-        assert table.num_rows == count and json.loads(table.column(TOOL_COLUMN)[0].as_py())["seal"]
-        tables.append(table)
-        return seconds
+    def to(form: str, write: Callable[[list[MCPTool]], Any]) -> Callable[[], float]:
+        def side() -> float:
+            seconds = timed(lambda: written.__setitem__(form, write(_listing(result, server).tools)))
+            assert tools_from_arrow(written[form]) == expected
+            return seconds
 
-    def back() -> float:
-        tools: list[MCPTool] = []
-        seconds = timed(lambda: tools.extend(tools_from_arrow(tables[-1])))
-        assert tools == expected and all(tool.server.seal for tool in tools)
-        return seconds
+        return side
 
-    def arrow_form() -> float:
-        tools: list[MCPTool] = []
-        seconds = timed(lambda: tools.extend(tools_from_arrow(tools_to_arrow(expected))))
-        assert tools == expected
-        return seconds
+    def back(form: str) -> Callable[[], float]:
+        def side() -> float:
+            tools: list[MCPTool] = []
+            seconds = timed(lambda: tools.extend(tools_from_arrow(written[form])))
+            assert tools == expected and all(tool.server.seal for tool in tools)
+            return seconds
+
+        return side
 
     def loads() -> float:
         parsed: list[Any] = []
@@ -97,8 +96,7 @@ def listing_rounds(count: int, rounds: int) -> tuple[int, Rounds, Rounds, Rounds
         assert len(parsed[0]["result"]["tools"]) == count
         return seconds
 
-    for side in (to_table, back, arrow_form, loads):
+    sides = [to("knime", tools_to_table), back("knime"), to("arrow", tools_to_arrow), back("arrow")]
+    for side in (*sides, loads):
         side()  # warm: first uses read the seal key and fill caches
-    to_knime = interleave(to_table, loads, rounds)
-    from_knime = interleave(back, loads, rounds)
-    return len(payload), to_knime, from_knime, interleave(arrow_form, loads, rounds)
+    return len(payload), [interleave(side, loads, rounds) for side in sides]

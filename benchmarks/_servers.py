@@ -14,7 +14,8 @@ from pathlib import Path
 
 DEMO_STDIO = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "stdio"]
 FAST_STDIO = [sys.executable, str(Path(__file__).with_name("fast_server.py"))]
-"""An SDK-free stdio server with one instant `echo` tool, for the 250,000 calls of the memory figure."""
+"""An SDK-free stdio server with one instant `echo` tool: the client's own cost per row (7c) and the 250,000 calls of
+the memory figure (7b)."""
 
 _MARKER = " listening on "
 _STOP_GRACE_SECONDS = 5

@@ -26,11 +26,11 @@ import anyio
 from _caller import call_table_rounds, caller_rounds, peak_memory_mb
 from _listing import listing_rounds
 from _rounds import Rounds
-from _servers import demo_server
+from _servers import DEMO_STDIO, FAST_STDIO, demo_server
 from _sessions import compare_concurrent, compare_naive, compare_sequential, compare_sync, waves_floor
 from _startup import cold_starts
 
-from knime_mcp.client import DEFAULT_MAX_CONCURRENCY
+from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 ROUNDS = 7
@@ -54,17 +54,15 @@ class Figure:
     spread: str
     rounds: str
     bar: str
-    met: bool
+    met: bool | None
+    """None: a figure reported for what it costs, with no bar."""
 
     def line(self) -> str:
-        verdict = "met" if self.met else "MISSED"
-        return (
-            f"{self.number}. {self.what}: {self.measured} -> {self.ratio:.2f}x ({self.bar}: {verdict})\n"
-            f"     {self.rounds}"
-        )
+        verdict = {True: f"{self.bar}: met", False: f"{self.bar}: MISSED", None: self.bar}[self.met]
+        return f"{self.number}. {self.what}: {self.measured} -> {self.ratio:.2f}x ({verdict})\n     {self.rounds}"
 
     def row(self) -> str:
-        bar = self.bar if self.met else f"{self.bar} (**missed**)"
+        bar = f"{self.bar} (**missed**)" if self.met is False else self.bar
         return f"| {self.number} | {self.what} | {self.measured} | {self.spread} | {bar} |"
 
 
@@ -73,6 +71,12 @@ def _judged(number: str, what: str, rounds: Rounds, measured: str, bar: float, a
     met = rounds.ratio <= bar if at_most else rounds.ratio >= bar
     bar_text = f"{'≤' if at_most else '≥'} {bar:.2f}x"
     return Figure(number, what, measured, rounds.ratio, spread, rounds.spread(), bar_text, met)
+
+
+def _reported(number: str, what: str, rounds: Rounds, measured: str) -> Figure:
+    """A figure shown for what it costs, with no bar (the README's notes say why)."""
+    spread = f"{min(rounds.ratios):.2f}x / {rounds.ratio:.2f}x"
+    return Figure(number, what, measured, rounds.ratio, spread, rounds.spread(), "reported, not judged", None)
 
 
 def _ms(seconds: float) -> str:
@@ -124,15 +128,19 @@ def caller_figure(url: str) -> Iterator[Figure]:
 
 
 def listing_figures() -> Iterator[Figure]:
-    size, to_table, back, arrow = listing_rounds(LISTED_TOOLS, ROUNDS)
+    size, rounds = listing_rounds(LISTED_TOOLS, ROUNDS)
     loads = f"`json.loads` of the {size / 1e6:.1f} MB `tools/list` response"
-    for number, what, rounds in (
-        ("5", f"{LISTED_TOOLS:,} tools: SDK result to the provider's KNIME table", to_table),
-        ("5b", f"{LISTED_TOOLS:,} tools: back from the KNIME table", back),
-        ("5c", f"{LISTED_TOOLS:,} tools: to the Arrow extension table and back", arrow),
-    ):
-        ours, base = rounds.medians(1000)
-        yield _judged(number, f"{what} vs {loads}", rounds, f"{ours:.0f} vs {base:.0f} ms", 3.0)
+    whats = (
+        "SDK result to the provider's KNIME table",
+        "back from the KNIME table",
+        "SDK result to the Arrow extension table",
+        "back from the Arrow extension table",
+    )
+    for number, what, measured in zip(("5", "5b", "5c", "5d"), whats, rounds, strict=True):
+        ours, base = measured.medians(1000)
+        yield _judged(
+            number, f"{LISTED_TOOLS:,} tools: {what} vs {loads}", measured, f"{ours:.0f} vs {base:.0f} ms", 3.0
+        )
 
 
 def cold_start_figure(url: str) -> Iterator[Figure]:
@@ -146,14 +154,23 @@ def cold_start_figure(url: str) -> Iterator[Figure]:
 
 def call_table_figures() -> Iterator[Figure]:
     with tempfile.TemporaryDirectory() as folder:
-        for concurrency in CALL_TABLE_CONCURRENCY:
-            rounds = call_table_rounds(Path(folder), CALL_TABLE_ROWS, concurrency, ROUNDS)
-            ours, raw = (CALL_TABLE_ROWS / seconds for seconds in rounds.medians())
-            what = (
-                f"`knime-mcp call-table`, {CALL_TABLE_ROWS:,} CSV rows to Parquet, concurrency {concurrency}, "
-                "vs a raw-SDK loop doing the same I/O"
-            )
-            yield _judged("7", what, rounds, f"{ours:,.0f} vs {raw:,.0f} rows/s", 1.10)
+        for number, server, which in (("7", DEMO_STDIO, "the demo server"), ("7c", FAST_STDIO, "an instant server")):
+            for concurrency in CALL_TABLE_CONCURRENCY:
+                rounds = call_table_rounds(Path(folder), CALL_TABLE_ROWS, concurrency, ROUNDS, server)
+                ours, raw = (CALL_TABLE_ROWS / seconds for seconds in rounds.medians())
+                what = (
+                    f"`knime-mcp call-table`, {CALL_TABLE_ROWS:,} CSV rows to Parquet, concurrency {concurrency}, "
+                    f"{which} over stdio, vs a raw-SDK loop doing the same I/O"
+                )
+                extra = (1 / ours - 1 / raw) * 1e6
+                measured = f"{ours:,.0f} vs {raw:,.0f} rows/s ({extra:+.0f} µs a row)"
+                # An instant server leaves nothing but the client's own work per row, which the raw loop skips
+                # (argument checks, masking, the call record): that cost is reported, the real server's judged.
+                yield (
+                    _judged(number, what, rounds, measured, 1.10)
+                    if number == "7"
+                    else _reported(number, what, rounds, measured)
+                )
         (small, small_s), (large, large_s) = (peak_memory_mb(Path(folder), rows) for rows in MEMORY_ROWS)
     rounds = Rounds([large], [small])
     measured = f"{large:.0f} vs {small:.0f} MB ({large_s:.0f} s, {small_s:.0f} s)"
@@ -212,7 +229,7 @@ def main(argv: list[str]) -> int:
     print(f"\nResults of {started:%Y-%m-%d} on {machine} ({seconds:.0f} s):\n")
     print("| # | figure | ours vs baseline (medians) | ratio: min / median | bar |\n|---|---|---|---|---|")
     print("\n".join(figure.row() for figure in figures))
-    return 0 if all(figure.met for figure in figures) else 1
+    return 1 if any(figure.met is False for figure in figures) else 0
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knime_mcp.cli import main
+from knime_mcp.cli.main import main
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

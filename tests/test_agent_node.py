@@ -27,7 +27,7 @@ import node_host
 from agent_runs import API_KEY, agent_node, chat_model_port, offered_tools, provider_tools_table, run_agent_node
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, http_error, tool_calls
 from fixtures.oauth_servers import browser_visits
-from knime_mcp.agent_tools import WORKFLOW_EXECUTION_HINTS
+from knime_mcp.agent.toolset import WORKFLOW_EXECUTION_HINTS
 from knime_mcp.errors import ChatModelError
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes.chat_model import ChatModelConnector, ChatModelSpec
@@ -323,7 +323,7 @@ def test_a_destructive_tool_is_not_offered_by_default_and_the_warning_and_log_na
 ) -> None:
     # Given the demo server's tools, one of them annotated destructive
     script: list[Reply] = [tool_calls(("c1", "delete_record", {"record_id": "r1"})), answer("It is not there.")]
-    with FakeOpenAIEndpoint(script) as endpoint, caplog.at_level("WARNING", logger="knime_mcp.agent"):
+    with FakeOpenAIEndpoint(script) as endpoint, caplog.at_level("WARNING", logger="knime_mcp.agent.loop"):
         ctx = ExecuteContext({"llm": ("", API_KEY)})
         # When the agent runs with the default tool policy
         _, log = run_agent_node(agent_node("Delete r1."), ctx, chat_model_port(endpoint.base_url), demo_tools_table)

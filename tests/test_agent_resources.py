@@ -14,13 +14,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from cli_runs import run_cli
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
-from knime_mcp.agent import AgentConfig, AgentRun, run_agent
+from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
 from knime_mcp.config import ServerSpec
-from knime_mcp.policy import ToolPolicy
-from knime_mcp.provider import list_server_tools
-from knime_mcp.sync import run_sync
-from knime_mcp.tool import MCPTool
-from knime_mcp.truncate import MIN_LIMIT_BYTES
+from knime_mcp.mcp.sync import run_sync
+from knime_mcp.tools.policy import ToolPolicy
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool
+from knime_mcp.tools.truncate import MIN_LIMIT_BYTES
 from scripted_model import ScriptedChatModel, calls, scripted
 
 FEATURES = "demo://resource/static/document/features.md"

@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from cli_runs import run_cli as _cli
 from fixtures.python_servers import SERVERS_DIR
-from knime_mcp.agent import AgentConfig, AgentRun, run_agent
-from knime_mcp.agent_tools import TOOLS_CHANGED
+from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
+from knime_mcp.agent.toolset import TOOLS_CHANGED
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy, ServerSpec
-from knime_mcp.provider import list_server_tools
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool
 from scripted_model import ScriptedChatModel, calls, scripted
 
 ASKING = ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "asking_server.py")]), name="asking")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -12,10 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from knime_mcp.arrow import (
+from knime_mcp.errors import ConfigError
+from knime_mcp.tools.arrow import (
     COLUMNS,
     EXTENSION_NAME,
     MCPToolType,
+    _py_values,
     register_mcp_tool_type,
     tools_from_arrow,
     tools_from_frame,
@@ -24,8 +27,8 @@ from knime_mcp.arrow import (
     tools_to_table,
     write_tools,
 )
-from knime_mcp.errors import ConfigError
-from knime_mcp.schema import apply_schema_mode
+from knime_mcp.tools.schema import apply_schema_mode
+from knime_mcp.tools.tool import MCPTool
 from tool_factory import ENTITIES_SCHEMA, make_tool, realistic_tools
 
 TOOLS = [
@@ -88,6 +91,66 @@ def test_a_shaped_schema_that_differs_from_the_input_schema_survives() -> None:
     assert tools_from_arrow(tools_to_arrow([shaped])) == [shaped]
 
 
+def test_a_shaped_schema_that_differs_from_the_input_schema_survives_the_knime_table() -> None:
+    shaped = apply_schema_mode(make_tool("weather", {**ENTITIES_SCHEMA, "required": []}), "simple")
+    assert shaped is not None and shaped.parameter_schema != shaped.input_schema
+
+    assert tools_from_arrow(tools_to_table([shaped, *TOOLS[:2]])) == [shaped, *TOOLS[:2]]
+
+
+_DECOY = {
+    "type": "object",
+    "properties": {
+        "server": {"type": "string", "description": 'not the "server": {}, "notes": []'},
+        "parameter_schema": {"type": "object", "properties": {"output_schema": {}}},
+    },
+}
+"""A schema holding the keys a KNIME cell cuts at, nested: reading must not take them for the cell's own."""
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        make_tool("decoy", _DECOY, output_schema={"annotations": {}, "server": {"name": "x"}}),
+        make_tool("decoy_parameters", _DECOY, parameter_schema={"type": "object"}),
+        make_tool("decoy_text", description=',"input_schema":{},"server":{},"notes":[]', title='"notes":'),
+    ],
+)
+def test_a_cell_holding_the_keys_it_is_cut_at_reads_back_as_the_tool(tool: MCPTool) -> None:
+    assert tools_from_arrow(tools_to_table([tool])) == [tool]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        lambda tool: json.dumps(tool.to_dict()),
+        lambda tool: json.dumps(dict(reversed(tool.to_dict().items())), separators=(",", ":")),
+        lambda tool: tool.to_json().replace(',"parameter_schema":', ',"parameter_schema": '),
+    ],
+)
+def test_a_cell_not_in_the_layout_the_provider_writes_reads_back_as_the_tool(
+    text: Callable[[MCPTool], str],
+) -> None:
+    """Tables written by earlier versions, by hand or by other tools: read whole, to the same tools."""
+    assert tools_from_arrow(pa.table({"MCP Tool": [text(tool) for tool in TOOLS]})) == TOOLS
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        pa.array(["a", None, "ü"]),
+        pa.array(["a", None], pa.large_string()),
+        pa.array([True, None, False]),
+        pa.array([1, None]),
+        pa.array([["a", "b"], None, []], pa.list_(pa.string())),
+        pa.array([["a"], None, []], pa.list_(pa.string())).slice(1),
+    ],
+)
+def test_struct_fields_read_as_to_pylist_reads_them_with_lists_as_tuples(array: pa.Array) -> None:
+    expected = [tuple(value) if isinstance(value, list) else value for value in array.to_pylist()]
+    assert _py_values(array) == expected
+
+
 def test_tools_survive_an_ipc_stream() -> None:
     table = ipc_round_trip(tools_to_arrow(TOOLS))
 
@@ -115,7 +178,7 @@ def test_tools_survive_parquet_read_back_in_a_fresh_process(tmp_path: Path) -> N
     # Threaded reads of a file with a Python extension type make the process abort at exit now and then
     # ("terminate called without an active exception", upstream apache/arrow#34314, seen with pyarrow 26).
     code = (
-        "import sys, knime_mcp.arrow as arrow, pyarrow.parquet as pq\n"
+        "import sys, knime_mcp.tools.arrow as arrow, pyarrow.parquet as pq\n"
         "table = pq.read_table(sys.argv[1], use_threads=False)\n"
         "print(type(table.schema.field('MCP Tool').type).__name__)\n"
         "print('\\n'.join(tool.to_json() for tool in arrow.tools_from_arrow(table)))\n"
@@ -152,7 +215,7 @@ def test_parquet_read_without_the_type_registered_still_gives_the_tools(tmp_path
 
 def test_registering_again_or_reloading_the_module_is_harmless() -> None:
     code = (
-        "import importlib, pyarrow as pa, knime_mcp.arrow as arrow\n"
+        "import importlib, pyarrow as pa, knime_mcp.tools.arrow as arrow\n"
         "arrow.register_mcp_tool_type(); arrow.register_mcp_tool_type()\n"
         "arrow = importlib.reload(arrow)\n"
         "from tool_factory import realistic_tools\n"
@@ -275,7 +338,7 @@ def test_five_thousand_tools_survive_the_arrow_table_and_back() -> None:
 
 
 def test_whether_a_tool_is_annotated_and_needs_a_task_survives_the_arrow_table_and_the_knime_frame() -> None:
-    from knime_mcp.tool import ToolAnnotations
+    from knime_mcp.tools.tool import ToolAnnotations
 
     tools = [make_tool("plain"), make_tool("research", task_support="required", annotations=ToolAnnotations(
         read_only=True, destructive=False, annotated=True))]  # fmt: skip

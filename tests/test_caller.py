@@ -20,10 +20,9 @@ import pytest
 
 from fixtures.fault_servers import fault_url
 from fixtures.python_servers import SERVERS_DIR, running_server
-from knime_mcp.caller import CallerOptions, call_table, call_table_sync
-from knime_mcp.cli import main
+from knime_mcp.caller.table import CallerOptions, call_table, call_table_sync
+from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec, Timeouts
-from knime_mcp.dispatch import RetryPolicy
 from knime_mcp.errors import (
     CancelledByUser,
     ConfigError,
@@ -32,10 +31,11 @@ from knime_mcp.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
-from knime_mcp.pool import ClientPool
+from knime_mcp.mcp.pool import ClientPool
+from knime_mcp.mcp.sync import SyncMcpClient
 from knime_mcp.seal import seal_spec
-from knime_mcp.sync import SyncMcpClient
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.dispatch import RetryPolicy
+from knime_mcp.tools.tool import MCPTool
 
 RESULTS = ["Result", "Structured result", "Image", "Other content", "Is error", "Error", "Duration (ms)"]
 FAST_RETRIES = RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.05)
@@ -385,11 +385,11 @@ def test_the_cli_refuses_other_input_formats(tmp_path: Path, capsys: pytest.Capt
 def test_a_tool_not_sealed_here_is_refused_before_any_row_unless_all_servers_are_trusted(demo_http_url: str) -> None:
     import dataclasses
 
-    from knime_mcp.caller import CallerOptions, call_table_sync
+    from knime_mcp.caller.table import CallerOptions, call_table_sync
     from knime_mcp.config import ServerSpec
     from knime_mcp.errors import ConfigError
-    from knime_mcp.provider import list_server_tools
-    from knime_mcp.sync import run_sync
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.provider import list_server_tools
 
     echo = next(t for t in run_sync(list_server_tools, ServerSpec(target=demo_http_url)).tools if t.name == "echo")
     edited = dataclasses.replace(echo, server=dataclasses.replace(echo.server, name="renamed in a table"))

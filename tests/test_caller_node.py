@@ -14,11 +14,11 @@ import pytest
 
 import node_host
 from fixtures.oauth_servers import OAuthServers, browser_visits
-from knime_mcp.arrow import tools_to_frame
 from knime_mcp.auth import OAuthClient, token_store
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import CancelledByUser, ToolCallError
-from knime_mcp.sync import SyncMcpClient
+from knime_mcp.mcp.sync import SyncMcpClient
+from knime_mcp.tools.arrow import tools_to_frame
 from node_contexts import ConfigureContext, ExecuteContext
 
 pytestmark = pytest.mark.knime_node

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, http_error, tool_calls
-from knime_mcp.agent import AgentConfig, run_agent
-from knime_mcp.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ChatModelError, ConfigError
-from knime_mcp.provider import list_server_tools
-from knime_mcp.sync import run_sync
-from knime_mcp.tool import MCPTool
+from knime_mcp.mcp.sync import run_sync
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool
 
 API_KEY = "sk-canary-77e1a0"
 
@@ -113,9 +113,7 @@ def test_a_refused_key_is_a_chat_model_error_that_never_repeats_the_key(demo_too
 def test_a_server_error_quoting_the_key_is_scrubbed_in_the_error_column(demo_tools: list[MCPTool]) -> None:
     with FakeOpenAIEndpoint([http_error(400)]) as endpoint:
         model = build_chat_model(ChatModelConfig(base_url=endpoint.base_url, model="fake"), API_KEY)
-        result = run_sync(
-            run_agent, model, demo_tools, "Hello", config=AgentConfig(errors="column"), secrets=[API_KEY]
-        )
+        result = run_sync(run_agent, model, demo_tools, "Hello", config=AgentConfig(errors="column"), secrets=[API_KEY])
     assert result.conversation.error is not None and "HTTP 400" in result.conversation.error
     assert "Request refused for key ***" in result.conversation.error
     assert API_KEY not in json.dumps(result.conversation.rows(error_column=True))

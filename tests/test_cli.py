@@ -31,7 +31,7 @@ def test_tools_as_json_carry_schemas_and_annotations(capsys: pytest.CaptureFixtu
 def test_tools_write_arrow_and_parquet_files(
     capsys: pytest.CaptureFixture[str], demo_http_url: str, tmp_path: Path, fmt: str
 ) -> None:
-    from knime_mcp.arrow import tools_from_arrow
+    from knime_mcp.tools.arrow import tools_from_arrow
 
     path = tmp_path / f"tools.{fmt}"
     code, _, _ = run_cli(capsys, "tools", demo_http_url, "--format", fmt, "--output", str(path))
@@ -96,7 +96,7 @@ def test_the_console_script_runs_as_a_fresh_process(demo_http_url: str) -> None:
 
 @pytest.mark.parametrize("argv", [["--help"], ["tools"]])
 def test_help_and_the_text_table_do_not_import_pyarrow_or_pandas(argv: list[str]) -> None:
-    code = f"import sys; from knime_mcp.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\n"
+    code = f"import sys; from knime_mcp.cli.main import main\ntry: main({argv!r})\nexcept SystemExit: pass\n"
     code += "print(sorted(m for m in ('pyarrow', 'pandas', 'langchain_core') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]"
@@ -285,14 +285,14 @@ def test_demo_server_names_a_port_in_use() -> None:
 
 
 def test_help_loads_neither_the_sdk_nor_its_http_stack() -> None:
-    code = "import sys; from knime_mcp.cli import main\nmain(['--help'])\n"
+    code = "import sys; from knime_mcp.cli.main import main\nmain(['--help'])\n"
     code += "print(sorted(m for m in ('mcp', 'httpx2', 'anyio', 'pydantic', 'pyarrow') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_agent_help_states_the_agents_own_defaults(capsys: pytest.CaptureFixture[str]) -> None:
-    from knime_mcp.agent import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY
+    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY
 
     code, out, _ = run_cli(capsys, "agent", "--help")
     help_text = " ".join(out.split())
@@ -307,11 +307,11 @@ def test_every_knime_hint_the_cli_rewrites_still_stands_in_the_core() -> None:
     from pathlib import Path
 
     import knime_mcp
-    from knime_mcp.cli import _CLI_HINTS
+    from knime_mcp.cli.main import _CLI_HINTS
 
     core = Path(knime_mcp.__file__).parent
     sources = " ".join(
-        " ".join(path.read_text().split()) for path in core.glob("*.py") if path.name != "cli.py"
+        " ".join(path.read_text().split()) for path in core.rglob("*.py") if path.parent.name != "cli"
     ).replace('" "', "")
     missing = [setting for setting, _ in _CLI_HINTS if setting not in sources]
     assert not missing, f"hints the CLI rewrites but the core no longer gives: {missing}"
@@ -330,3 +330,18 @@ def test_call_masks_a_token_the_server_quotes_in_its_answer_or_its_error(
     assert answered == 0 and json.loads(out)["structured"] == {"user": "knime", "token": "***"}
     assert rejected != 0 and "token *** is not valid here" in err
     assert "tok-canary-77e1b3" not in out + err
+
+
+def test_call_table_reads_a_long_csv_file_a_few_thousand_rows_at_a_time(tmp_path: Path) -> None:
+    # Results are written and progress shown a batch at a time, and memory holds a few batches: pyarrow's default
+    # block would make batches of tens of thousands of rows
+    import pyarrow as pa
+    import pyarrow.csv
+
+    from knime_mcp.cli.main import _open_csv_as_text
+
+    path = tmp_path / "rows.csv"
+    pyarrow.csv.write_csv(pa.table({"text": [f"row {i:08d} of a long table" for i in range(60_000)]}), path)
+    batches = list(_open_csv_as_text(str(path)))
+    assert sum(batch.num_rows for batch in batches) == 60_000
+    assert len(batches) >= 10 and max(batch.num_rows for batch in batches) <= 10_000

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_runs import run_cli
-from knime_mcp.arrow import tools_from_arrow
+from knime_mcp.tools.arrow import tools_from_arrow
 
 
 def test_http_tools_prints_the_documents_operations_as_text(

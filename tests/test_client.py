@@ -14,7 +14,7 @@ from fixtures.processes import child_pids
 from knime_mcp import ClientPool, McpClient, ServerSpec, SyncMcpClient, Timeouts
 from knime_mcp.config import AuthRef
 from knime_mcp.errors import ConfigError, ServerAuthError, ServerConnectError, ToolTimeoutError
-from knime_mcp.results import ImagePart, ResourceLinkPart
+from knime_mcp.tools.results import ImagePart, ResourceLinkPart
 
 pytestmark = pytest.mark.anyio
 
@@ -334,7 +334,7 @@ async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_comman
 async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
     import socket
 
-    from knime_mcp.breaker import CircuitBreaker
+    from knime_mcp.mcp.breaker import CircuitBreaker
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -391,7 +391,7 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
     import sys
 
     from fixtures.python_servers import running_server
-    from knime_mcp.breaker import CircuitBreaker
+    from knime_mcp.mcp.breaker import CircuitBreaker
 
     command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "streamable-http"]
     with running_server(command, tmp_path_factory.mktemp("dying") / "server.log") as server:
@@ -413,7 +413,7 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
 async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_host_name_it_checked() -> None:
     import httpx2
 
-    from knime_mcp.transports import HttpPool, _BorrowedTransport
+    from knime_mcp.mcp.transports import HttpPool, _BorrowedTransport
     from knime_mcp.urlguard import PinnedHost
 
     seen: list[httpx2.Request] = []
@@ -541,7 +541,6 @@ async def test_hosts_in_no_proxy_are_reached_directly(
     async with McpClient(ServerSpec(target=demo_http_url)) as client:
         assert (await client.call_tool("echo", {"text": "direct"})).text == "direct"
     assert fake_proxy.request_lines == []
-
 
 
 async def test_a_restarted_server_that_forgot_the_session_gets_a_new_one_and_the_call_is_sent_again(

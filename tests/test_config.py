@@ -7,7 +7,7 @@ import pytest
 from knime_mcp import AuthRef, ServerSpec, Timeouts
 from knime_mcp.config import expand_env, resolve_env, resolve_headers
 from knime_mcp.errors import ConfigError
-from knime_mcp.transports import candidate_transports
+from knime_mcp.mcp.transports import candidate_transports
 
 
 def test_server_spec_round_trips_through_json() -> None:

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from knime_mcp.arguments import ArgumentError, ArgumentPlan
+from knime_mcp.caller.arguments import ArgumentError, ArgumentPlan
+from knime_mcp.caller.convert import MAX_JSON_DEPTH, ConversionError, is_missing, to_json
 from knime_mcp.config import ServerSpec
-from knime_mcp.convert import MAX_JSON_DEPTH, ConversionError, is_missing, to_json
 from knime_mcp.errors import ConfigError
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool
 
 INTEGER = {"type": "integer"}
 NUMBER = {"type": "number"}

@@ -309,7 +309,7 @@ def test_the_demo_server_starts_as_knime_starts_it_with_only_the_extensions_src_
     # When the MCP Tool Provider's server "demo" is listed there, from another folder
     provider = (
         "from knime_mcp.config import demo_server_spec\n"
-        "from knime_mcp.sync import SyncMcpClient\n"
+        "from knime_mcp.mcp.sync import SyncMcpClient\n"
         "with SyncMcpClient(demo_server_spec()) as client:\n"
         "    print(sorted(tool.name for tool in client.list_tools()))\n"
     )

@@ -18,12 +18,12 @@ import pytest
 from fixtures.fault_servers import fault_url
 from fixtures.fault_servers import seen as _seen
 from knime_mcp.config import ServerSpec, Timeouts
-from knime_mcp.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.errors import ServerConnectError
-from knime_mcp.pool import ClientPool
-from knime_mcp.provider import list_server_tools
-from knime_mcp.tool import MCPTool, ToolAnnotations
-from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, cap_text
+from knime_mcp.mcp.pool import ClientPool
+from knime_mcp.tools.dispatch import Dispatcher, RetryPolicy
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, cap_text
 from tool_factory import make_tool
 
 pytestmark = pytest.mark.anyio
@@ -339,8 +339,8 @@ async def test_with_retries_every_send_of_a_call_cut_off_by_lost_sessions_is_one
 
 
 async def test_a_response_under_a_wrong_id_is_named_in_the_timeout_hint(fake_misbehaving_url: str, key: str) -> None:
-    from knime_mcp.client import McpClient
     from knime_mcp.errors import ToolTimeoutError
+    from knime_mcp.mcp.client import McpClient
 
     async with McpClient(_spec(fake_misbehaving_url, "wrong-id", key, on="tools/call")) as client:
         with pytest.raises(ToolTimeoutError) as caught:
@@ -368,8 +368,8 @@ async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_lat
     from mcp.shared.message import SessionMessage
     from mcp_types import JSONRPCRequest, JSONRPCResponse
 
-    from knime_mcp.diagnostics import Diagnostics
-    from knime_mcp.stream_watch import watch_streams
+    from knime_mcp.mcp.diagnostics import Diagnostics
+    from knime_mcp.mcp.stream_watch import watch_streams
 
     def response(request_id: int | str) -> SessionMessage:
         return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=request_id, result={}))
@@ -396,8 +396,8 @@ async def test_only_a_response_to_no_request_sent_counts_as_a_wrong_id_not_a_lat
 async def test_three_schema_breaking_replies_in_a_row_leave_the_server_reachable(
     fake_misbehaving_url: str, key: str
 ) -> None:
-    from knime_mcp.client import McpClient
     from knime_mcp.errors import ServerProtocolError
+    from knime_mcp.mcp.client import McpClient
 
     async with McpClient(_spec(fake_misbehaving_url, "schema-breaking", key, times=3, on="tools/call")) as client:
         for _ in range(3):
@@ -412,8 +412,8 @@ async def test_three_schema_breaking_replies_in_a_row_leave_the_server_reachable
 async def test_an_oauth_challenge_is_not_hidden_by_a_later_400_and_stops_the_sse_fallback(
     fake_misbehaving_url: str, key: str
 ) -> None:
-    from knime_mcp.client import McpClient
     from knime_mcp.errors import ServerAuthError
+    from knime_mcp.mcp.client import McpClient
 
     with pytest.raises(ServerAuthError, match=r"sign-in with OAuth \(HTTP 401\)") as caught:
         async with McpClient(_spec(fake_misbehaving_url, "auth-then-400", key)):

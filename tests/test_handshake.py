@@ -15,7 +15,7 @@ import pytest
 from knime_mcp import ClientPool, McpClient, ServerSpec, call_table_sync
 from knime_mcp.errors import OutcomeUnknownError
 from knime_mcp.seal import is_sealed_here
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ def test_a_caller_run_from_a_providers_table_sends_no_discover(mcp1_spec: Server
         async with McpClient(mcp1_spec) as client:
             return await client.list_tools()
 
-    from knime_mcp.sync import run_sync
+    from knime_mcp.mcp.sync import run_sync
 
     (cell,) = [tool.to_json() for tool in run_sync(list_tools)]  # what the provider writes into the table
     methods.unlink()

@@ -20,13 +20,13 @@ import pyarrow as pa
 import pytest
 
 from fixtures.python_servers import SERVERS_DIR, TESTS_DIR
-from knime_mcp.caller import CallerOptions, call_table_sync
+from knime_mcp.caller.convert import MAX_JSON_DEPTH
+from knime_mcp.caller.table import CallerOptions, call_table_sync
 from knime_mcp.config import ServerSpec
-from knime_mcp.convert import MAX_JSON_DEPTH
 from knime_mcp.errors import McpToolError
+from knime_mcp.mcp.sync import SyncMcpClient
 from knime_mcp.seal import seal_spec
-from knime_mcp.sync import SyncMcpClient
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool
 
 HANG_BOUND = 60
 """Seconds a child process may take; without the bounded pattern check, ``re`` spends far longer on one row."""
@@ -206,7 +206,7 @@ def test_the_caller_node_fails_only_the_rows_with_hostile_cells_or_images_and_wr
 
     import extension  # noqa: F401  (registers the category)
     import node_host
-    from knime_mcp.arrow import tools_to_frame
+    from knime_mcp.tools.arrow import tools_to_frame
     from node_contexts import ExecuteContext
     from nodes.caller import MCPToolCaller
 

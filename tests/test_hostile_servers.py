@@ -17,10 +17,10 @@ import pytest
 
 from fixtures.fault_servers import fault_url, seen
 from fixtures.python_servers import FAKES_DIR
-from knime_mcp import transports
-from knime_mcp.client import McpClient
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import ServerConnectError, ToolCallError, ToolTimeoutError
+from knime_mcp.mcp import transports
+from knime_mcp.mcp.client import McpClient
 
 pytestmark = pytest.mark.anyio
 

@@ -15,20 +15,20 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from fixtures.http_servers import attempts, received
-from knime_mcp.agent import run_agent
-from knime_mcp.breaker import CircuitBreaker
-from knime_mcp.caller import CallerOptions, call_table
+from knime_mcp.agent.loop import run_agent
+from knime_mcp.caller.table import CallerOptions, call_table
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts, resolved_secrets
 from knime_mcp.demo_server import listening_socket
-from knime_mcp.dispatch import CallOutcome, Dispatcher, RetryPolicy
 from knime_mcp.errors import MASK, ConfigError
 from knime_mcp.http import BODY_ARGUMENTS, HttpOperation, HttpParameter
 from knime_mcp.http.response import MAX_ERROR_EXCERPT
-from knime_mcp.pool import ClientPool
-from knime_mcp.provider import list_server_tools
+from knime_mcp.mcp.breaker import CircuitBreaker
+from knime_mcp.mcp.pool import ClientPool
+from knime_mcp.mcp.sync import SyncMcpClient, run_sync
 from knime_mcp.seal import seal_spec
-from knime_mcp.sync import SyncMcpClient, run_sync
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.dispatch import CallOutcome, Dispatcher, RetryPolicy
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from scripted_model import calls, scripted
 
 TOKEN_VARIABLE = "KNIME_MCP_TEST_HTTP_KEY"

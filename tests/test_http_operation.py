@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from knime_mcp.arrow import tools_from_arrow, tools_from_frame, tools_to_arrow, tools_to_frame
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.http import BODY_ARGUMENTS, HttpOperation, HttpParameter
 from knime_mcp.seal import is_sealed_here, seal_spec
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.arrow import tools_from_arrow, tools_from_frame, tools_to_arrow, tools_to_frame
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 GET_PET = HttpOperation(
     method="GET",

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import node_host
-from knime_mcp.arrow import COLUMNS, tools_from_frame
 from knime_mcp.seal import is_sealed_here
+from knime_mcp.tools.arrow import COLUMNS, tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 
 pytestmark = pytest.mark.knime_node

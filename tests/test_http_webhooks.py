@@ -12,7 +12,7 @@ from knime_mcp.http import BODY_ARGUMENTS, HttpOperation
 from knime_mcp.http.listing import list_http_tools
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
 from knime_mcp.seal import is_sealed_here
-from knime_mcp.tool import ToolAnnotations
+from knime_mcp.tools.tool import ToolAnnotations
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from knime_mcp import transports
-from knime_mcp.client import McpClient
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import OutcomeUnknownError, ToolCallError
-from knime_mcp.sync import SyncMcpClient
+from knime_mcp.mcp import transports
+from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.sync import SyncMcpClient
 
 BIG = 3 * 1024 * 1024
 

@@ -9,7 +9,7 @@ import json
 import httpx2
 import pytest
 
-from knime_mcp.legacy_sse import EventLimit
+from knime_mcp.mcp.legacy_sse import EventLimit
 
 LIMIT = 200
 

@@ -26,8 +26,8 @@ import pytest
 
 import node_host
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer
-from knime_mcp.arrow import tools_from_frame
 from knime_mcp.errors import CancelledByUser
+from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes import CATEGORY
 from nodes.agent import AgentPrompter
@@ -92,7 +92,8 @@ CHANGED = {
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
     "HTTPToolProvider": {
-        "document.document": "http://nonexistent.invalid/openapi.json", "auth.kind": "BEARER",
+        "document.document": "http://nonexistent.invalid/openapi.json",
+        "auth.kind": "BEARER",
         "auth.credential": "mcp-token",
     },
 }

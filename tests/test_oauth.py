@@ -19,9 +19,9 @@ import pytest
 
 from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers, browser_visits
 from knime_mcp import auth as oauth
-from knime_mcp.client import McpClient
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ServerAuthError
+from knime_mcp.mcp.client import McpClient
 
 pytestmark = pytest.mark.anyio
 
@@ -168,7 +168,7 @@ async def test_cancel_stops_the_wait_for_the_browser_at_once(
 def test_the_cli_signs_in_once_uses_the_sign_in_for_every_command_and_signs_out(
     oauth_servers: OAuthServers, browser: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from knime_mcp.cli import main
+    from knime_mcp.cli.main import main
 
     url = oauth_servers.http_url
     # Given a person signs in with `knime-mcp login`
@@ -191,7 +191,7 @@ def test_the_cli_signs_in_once_uses_the_sign_in_for_every_command_and_signs_out(
 def test_the_cli_uses_the_client_credentials_grant_with_a_secret_from_the_environment(
     oauth_servers: OAuthServers, browser: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from knime_mcp.cli import main
+    from knime_mcp.cli.main import main
 
     monkeypatch.setenv("KNIME_MCP_TEST_CLIENT_SECRET", CLIENT_SECRET)
     grant = ["--auth", "oauth-client-credentials", "--client-id", CLIENT_ID]

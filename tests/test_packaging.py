@@ -89,7 +89,7 @@ def test_knime_yml_names_an_existing_module_pixi_manifest_and_licence() -> None:
 
 def test_one_version_everywhere_the_extension_states_it() -> None:
     # KNIME's since_version compares against knime.yml; the package and the MCP handshake say the same version
-    from knime_mcp.client import _CLIENT_INFO
+    from knime_mcp.mcp.client import _CLIENT_INFO
 
     manifest = yaml.safe_load((ROOT / "knime.yml").read_text())
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -118,8 +118,11 @@ def test_the_core_never_imports_knime() -> None:
 
 
 def test_importing_every_core_module_leaves_knime_unimported() -> None:
-    modules = sorted(p.stem for p in (ROOT / "src" / "knime_mcp").glob("*.py") if p.stem not in {"__main__"})
-    code = "import sys\n" + "".join(f"import knime_mcp.{m}\n" for m in modules if m != "__init__")
+    core = ROOT / "src" / "knime_mcp"
+    modules = sorted(".".join(p.relative_to(core).with_suffix("").parts) for p in core.rglob("*.py"))
+    code = "import sys\n" + "".join(
+        f"import knime_mcp.{m}\n" for m in modules if not m.endswith(("__init__", "__main__"))
+    )
     code += "print(any(m == 'knime' or m.startswith('knime.') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr

@@ -14,14 +14,14 @@ import pytest
 from PIL import Image
 
 from fixtures.python_servers import SERVERS_DIR
-from knime_mcp.caller import CallerOptions, call_table_sync
+from knime_mcp.caller.table import CallerOptions, call_table_sync
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ToolCallError
-from knime_mcp.images import ImageError, to_png
-from knime_mcp.results import ImagePart
+from knime_mcp.mcp.sync import SyncMcpClient
 from knime_mcp.seal import seal_spec
-from knime_mcp.sync import SyncMcpClient
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.images import ImageError, to_png
+from knime_mcp.tools.results import ImagePart
+from knime_mcp.tools.tool import MCPTool
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -6,8 +6,8 @@ import mcp_types
 import pytest
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.policy import ToolPolicy
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.policy import ToolPolicy
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from tool_factory import make_tool
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, annotated=True)
@@ -193,10 +193,10 @@ def test_policies_with_the_same_settings_are_equal() -> None:
 
 @pytest.mark.anyio
 async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why(demo_http_url: str) -> None:
-    from knime_mcp.client import McpClient
     from knime_mcp.config import ServerSpec
-    from knime_mcp.dispatch import Dispatcher
-    from knime_mcp.pool import ClientPool
+    from knime_mcp.mcp.client import McpClient
+    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.tools.dispatch import Dispatcher
 
     async with McpClient(ServerSpec(target=demo_http_url)) as client:
         delete = next(tool for tool in await client.list_tools() if tool.name == "delete_record")
@@ -208,8 +208,8 @@ async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why
 
 @pytest.mark.anyio
 async def test_a_server_without_annotations_keeps_its_tools_under_the_default_policy(paged_server_url: str) -> None:
-    from knime_mcp.client import McpClient
     from knime_mcp.config import ServerSpec
+    from knime_mcp.mcp.client import McpClient
 
     async with McpClient(ServerSpec(target=paged_server_url)) as client:
         tools = await client.list_tools()
@@ -227,9 +227,9 @@ async def test_a_tool_that_runs_only_as_a_task_is_noted_left_out_of_the_offer_an
     import shlex
 
     from knime_mcp.config import ServerSpec
-    from knime_mcp.dispatch import Dispatcher
-    from knime_mcp.pool import ClientPool
-    from knime_mcp.provider import list_server_tools
+    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.tools.dispatch import Dispatcher
+    from knime_mcp.tools.provider import list_server_tools
 
     listing = await list_server_tools(ServerSpec(target=shlex.join(everything_stdio_command)))
     research = next(tool for tool in listing.tools if tool.name == "simulate-research-query")

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from knime_mcp.cli import main
-from knime_mcp.progress_bar import ProgressBar, progress_bar
+from knime_mcp.cli.main import main
+from knime_mcp.cli.progress_bar import ProgressBar, progress_bar
 
 
 def _read_all(fd: int) -> str:

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from knime_mcp import ServerSpec
-from knime_mcp.conversation import conversation_columns, messages_from_arrow
+from knime_mcp.agent.conversation import conversation_columns, messages_from_arrow
+from knime_mcp.catalog.prompt_messages import PROMPT_COLUMNS, get_prompt_sync, parse_arguments
 from knime_mcp.errors import ConfigError, PromptError
-from knime_mcp.prompt_messages import PROMPT_COLUMNS, get_prompt_sync, parse_arguments
 
 
 def test_the_listing_names_each_prompt_and_its_arguments(everything_spec: ServerSpec) -> None:

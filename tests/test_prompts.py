@@ -8,7 +8,7 @@ import mcp_types
 import pytest
 
 from knime_mcp import McpClient, PromptError, RenderedPrompt, ServerSpec, SyncMcpClient
-from knime_mcp.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
+from knime_mcp.tools.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
-from knime_mcp.cli import main
+from knime_mcp.cli.main import main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -6,8 +6,8 @@ import pyarrow as pa
 import pytest
 
 from knime_mcp import ServerSpec
+from knime_mcp.catalog.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS, ReaderOptions, read_resources_sync
 from knime_mcp.errors import ConfigError, ResourceError
-from knime_mcp.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS, ReaderOptions, read_resources_sync
 
 TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts
 from knime_mcp.seal import KEY_FILE_ENV, is_sealed_here, key_file, seal_spec
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow
+from knime_mcp.tools.tool import MCPTool
 from tool_factory import make_tool
 
 SPEC = ServerSpec(target="http://127.0.0.1:8000/mcp", headers={"X-Key": "${TOKEN}"})

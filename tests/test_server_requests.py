@@ -16,12 +16,12 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from fixtures.python_servers import SERVERS_DIR
-from knime_mcp.client import McpClient
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy, ServerSpec
 from knime_mcp.errors import ConfigError, ToolCallError
-from knime_mcp.results import ToolResult
+from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.server_requests import ServerRequests, progress_text
 from knime_mcp.seal import is_sealed_here, seal_spec
-from knime_mcp.server_requests import ServerRequests, progress_text
+from knime_mcp.tools.results import ToolResult
 from scripted_model import ScriptedChatModel
 
 ASKING = shlex.join([sys.executable, str(SERVERS_DIR / "asking_server.py")])

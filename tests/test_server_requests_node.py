@@ -22,7 +22,7 @@ import node_host
 from agent_runs import API_KEY, chat_model_port
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
-from knime_mcp.arrow import tools_from_frame
+from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes.agent import AgentPrompter
 from nodes.caller import MCPToolCaller

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from knime_mcp.errors import CancelledByUser
-from knime_mcp.sync import CallerThread, run_sync
+from knime_mcp.mcp.sync import CallerThread, run_sync
 
 
 def _run_in_thread(target: object) -> threading.Thread:

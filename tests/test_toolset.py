@@ -8,8 +8,8 @@ import pytest
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, ToolCallError
-from knime_mcp.tool import MCPTool
-from knime_mcp.toolset import ToolNameMap, ensure_unique, filter_tools, prefix_tools, sanitize_names
+from knime_mcp.tools.names import ToolNameMap, ensure_unique, filter_tools, prefix_tools, sanitize_names
+from knime_mcp.tools.tool import MCPTool
 from tool_factory import make_tool
 
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

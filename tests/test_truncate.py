@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.results import ImagePart
-from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MAX_IMAGE_BYTES, cap_image, cap_text
+from knime_mcp.tools.results import ImagePart
+from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MAX_IMAGE_BYTES, cap_image, cap_text
 
 
 def test_text_within_the_cap_is_returned_unchanged() -> None:

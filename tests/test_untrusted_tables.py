@@ -20,15 +20,15 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from knime_mcp.arrow import TOOL_COLUMN, tools_from_arrow, tools_from_frame, tools_to_arrow, tools_to_frame
-from knime_mcp.caller import CallerOptions, call_table_sync
-from knime_mcp.client import McpClient
+from knime_mcp.caller.table import CallerOptions, call_table_sync
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.pool import UNSEALED_HINT, ClientPool
-from knime_mcp.provider import list_server_tools
+from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.pool import UNSEALED_HINT, ClientPool
 from knime_mcp.seal import is_sealed_here, seal_spec
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.arrow import TOOL_COLUMN, tools_from_arrow, tools_from_frame, tools_to_arrow, tools_to_frame
+from knime_mcp.tools.provider import list_server_tools
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from knime_mcp.urlguard import PinnedHost
 from tool_factory import make_tool
 
@@ -41,9 +41,13 @@ def _cell(tool: MCPTool) -> dict[str, Any]:
     return json.loads(tools_to_frame([tool])[TOOL_COLUMN][0])
 
 
-def _read(cell: dict[str, Any]) -> MCPTool:
+COMPACT = (",", ":")
+"""How a provider writes a cell's JSON; a cell written otherwise (``json.dumps``'s default) is read another way."""
+
+
+def _read(cell: dict[str, Any], separators: tuple[str, str] = COMPACT) -> MCPTool:
     """The tool an Agent Prompter or Tool Caller reads from a KNIME table holding ``cell``."""
-    [tool] = tools_from_frame(pd.DataFrame({TOOL_COLUMN: [json.dumps(cell)]}))
+    [tool] = tools_from_frame(pd.DataFrame({TOOL_COLUMN: [json.dumps(cell, separators=separators)]}))
     return tool
 
 
@@ -138,10 +142,12 @@ def test_tools_listed_through_a_checked_address_stay_unsealed(demo_http_url: str
     assert all(is_sealed_here(tool.server) for tool in from_settings)
 
 
-def _edit_frame(tool: MCPTool, change: Callable[[dict[str, Any]], None]) -> MCPTool:
+def _edit_frame(
+    tool: MCPTool, change: Callable[[dict[str, Any]], None], separators: tuple[str, str] = COMPACT
+) -> MCPTool:
     cell = _cell(tool)
     change(cell)
-    return _read(cell)
+    return _read(cell, separators)
 
 
 def _edit_arrow(tool: MCPTool, change: Callable[[dict[str, Any]], None]) -> MCPTool:
@@ -169,6 +175,8 @@ def _annotate_read_only_in_arrow(row: dict[str, Any]) -> None:
         (_edit_frame, lambda cell: cell.update(name="delete_records_safely")),
         (_edit_frame, lambda cell: cell.update(tool_name="drop_table")),
         (_edit_frame, lambda cell: cell.update(task_support="optional")),
+        (partial(_edit_frame, separators=(", ", ": ")), _annotate_read_only_in_frame),
+        (partial(_edit_frame, separators=(", ", ": ")), lambda cell: cell.update(name="delete_records_safely")),
         (_edit_arrow, _annotate_read_only_in_arrow),
         (_edit_arrow, lambda row: row.update(tool_name="drop_table")),
     ],
@@ -231,8 +239,9 @@ def test_an_edited_tool_is_checked_even_when_a_sealed_tool_of_its_server_is_conn
         (lambda cell: cell.update(server="http://8.8.8.8/mcp"), "The tool's server is not a JSON object."),
     ],
 )
+@pytest.mark.parametrize("separators", [COMPACT, (", ", ": ")])
 def test_a_malformed_cell_is_a_clear_error_naming_its_row(
-    change: Callable[[dict[str, Any]], None], message: str
+    change: Callable[[dict[str, Any]], None], message: str, separators: tuple[str, str]
 ) -> None:
     # Given a tools table whose second cell was forged wrongly
     cells = [_cell(make_tool("echo")) for _ in range(2)]
@@ -241,7 +250,7 @@ def test_a_malformed_cell_is_a_clear_error_naming_its_row(
 
     # When an Agent Prompter or a Tool Caller reads it
     with pytest.raises(ConfigError) as caught:
-        tools_from_frame(pd.DataFrame({TOOL_COLUMN: [json.dumps(cell) for cell in cells]}))
+        tools_from_frame(pd.DataFrame({TOOL_COLUMN: [json.dumps(cell, separators=separators) for cell in cells]}))
 
     # Then the error names the row and what is wrong, not a TypeError
     assert caught.value.message.startswith(f"Column 'MCP Tool', row 1: {message}")

@@ -7,7 +7,7 @@ from typing import Any
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.seal import seal_spec
-from knime_mcp.tool import MCPTool, ToolAnnotations
+from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 SERVER = ServerSpec(target="http://127.0.0.1:8000/mcp", name="demo")
 

@@ -68,24 +68,24 @@ __all__ = [
 ]
 
 _LOCATIONS = {
-    "CallSummary": "caller",
-    "CallerOptions": "caller",
-    "call_table": "caller",
-    "call_table_sync": "caller",
-    "AgentConfig": "agent",
-    "AgentRun": "agent",
-    "run_agent": "agent",
-    "ChatModelConfig": "chat_model",
-    "build_chat_model": "chat_model",
-    "CircuitBreaker": "breaker",
+    "CallSummary": "caller.table",
+    "CallerOptions": "caller.table",
+    "call_table": "caller.table",
+    "call_table_sync": "caller.table",
+    "AgentConfig": "agent.loop",
+    "AgentRun": "agent.loop",
+    "run_agent": "agent.loop",
+    "ChatModelConfig": "agent.chat_model",
+    "build_chat_model": "agent.chat_model",
+    "CircuitBreaker": "mcp.breaker",
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
     "SamplingLimits": "config",
     "ServerRequestPolicy": "config",
-    "ServerRequests": "server_requests",
+    "ServerRequests": "mcp.server_requests",
     "ConfigError": "errors",
-    "DataRepository": "data",
+    "DataRepository": "agent.data",
     "McpToolError": "errors",
     "PromptError": "errors",
     "ResourceError": "errors",
@@ -94,43 +94,41 @@ _LOCATIONS = {
     "ToolCallError": "errors",
     "ToolError": "errors",
     "ToolTimeoutError": "errors",
-    "ClientPool": "pool",
-    "McpClient": "client",
-    "SyncMcpClient": "sync",
-    "run_sync": "sync",
-    "MCPTool": "tool",
-    "MCPResource": "resources",
-    "MCPResourceTemplate": "resources",
-    "ResourceContent": "resources",
-    "fill_template": "resources",
-    "MCPPrompt": "prompts",
-    "RenderedPrompt": "prompts",
-    "ToolAnnotations": "tool",
-    "ToolResult": "results",
-    "CallOutcome": "dispatch",
-    "CallRecord": "dispatch",
-    "Dispatcher": "dispatch",
-    "LocalTool": "dispatch",
-    "RetryPolicy": "dispatch",
-    "ToolListing": "provider",
-    "list_server_tools": "provider",
+    "ClientPool": "mcp.pool",
+    "McpClient": "mcp.client",
+    "SyncMcpClient": "mcp.sync",
+    "run_sync": "mcp.sync",
+    "MCPTool": "tools.tool",
+    "MCPResource": "catalog.resources",
+    "MCPResourceTemplate": "catalog.resources",
+    "ResourceContent": "catalog.resources",
+    "fill_template": "catalog.resources",
+    "MCPPrompt": "catalog.prompts",
+    "RenderedPrompt": "catalog.prompts",
+    "ToolAnnotations": "tools.tool",
+    "ToolResult": "tools.results",
+    "CallOutcome": "tools.dispatch",
+    "CallRecord": "tools.dispatch",
+    "Dispatcher": "tools.dispatch",
+    "LocalTool": "tools.dispatch",
+    "RetryPolicy": "tools.dispatch",
+    "ToolListing": "tools.provider",
+    "list_server_tools": "tools.provider",
     "list_http_tools": "http.listing",
-    "tools_from_arrow": "arrow",
-    "tools_to_arrow": "arrow",
+    "tools_from_arrow": "tools.arrow",
+    "tools_to_arrow": "tools.arrow",
     "is_sealed_here": "seal",
     "seal_spec": "seal",
 }
 
 if TYPE_CHECKING:
-    from knime_mcp.agent import AgentConfig, AgentRun, run_agent
-    from knime_mcp.arrow import tools_from_arrow, tools_to_arrow
-    from knime_mcp.breaker import CircuitBreaker
-    from knime_mcp.caller import CallerOptions, CallSummary, call_table, call_table_sync
-    from knime_mcp.chat_model import ChatModelConfig, build_chat_model
-    from knime_mcp.client import McpClient
+    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model
+    from knime_mcp.agent.data import DataRepository
+    from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
+    from knime_mcp.caller.table import CallerOptions, CallSummary, call_table, call_table_sync
+    from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
+    from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
     from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts
-    from knime_mcp.data import DataRepository
-    from knime_mcp.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.errors import (
         ConfigError,
         McpToolError,
@@ -143,15 +141,17 @@ if TYPE_CHECKING:
         ToolTimeoutError,
     )
     from knime_mcp.http.listing import list_http_tools
-    from knime_mcp.pool import ClientPool
-    from knime_mcp.prompts import MCPPrompt, RenderedPrompt
-    from knime_mcp.provider import ToolListing, list_server_tools
-    from knime_mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
-    from knime_mcp.results import ToolResult
+    from knime_mcp.mcp.breaker import CircuitBreaker
+    from knime_mcp.mcp.client import McpClient
+    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.mcp.server_requests import ServerRequests
+    from knime_mcp.mcp.sync import SyncMcpClient, run_sync
     from knime_mcp.seal import is_sealed_here, seal_spec
-    from knime_mcp.server_requests import ServerRequests
-    from knime_mcp.sync import SyncMcpClient, run_sync
-    from knime_mcp.tool import MCPTool, ToolAnnotations
+    from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow
+    from knime_mcp.tools.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
+    from knime_mcp.tools.provider import ToolListing, list_server_tools
+    from knime_mcp.tools.results import ToolResult
+    from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 
 def __getattr__(name: str) -> Any:

@@ -1,3 +1,3 @@
-from knime_mcp.cli import run
+from knime_mcp.cli.main import run
 
 run()

@@ -105,7 +105,7 @@ class SamplingLimits:
 
 @dataclass(frozen=True, kw_only=True)
 class ServerRequestPolicy:
-    """How a run answers what servers ask of the client while a tool runs (see :mod:`knime_mcp.server_requests`)."""
+    """How a run answers what servers ask of the client while a tool runs (see :mod:`knime_mcp.mcp.server_requests`)."""
 
     elicitation: ElicitationMode = "decline"
 
@@ -269,9 +269,7 @@ class ServerSpec:
         if not self.target.strip():
             raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
         if self.transport not in get_args(TransportKind):
-            raise ConfigError(
-                f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}."
-            )
+            raise ConfigError(f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}.")
         if self.is_url and urlsplit(self.target).password:
             raise ConfigError(
                 "The server URL contains a password.",

@@ -1,6 +1,6 @@
 """Seals: a server spec's proof that a person named the server in settings on this machine.
 
-Listing a server's tools seals their spec (:meth:`knime_mcp.client.McpClient.list_tools`): whoever made the client
+Listing a server's tools seals their spec (:meth:`knime_mcp.mcp.client.McpClient.list_tools`): whoever made the client
 chose the server, as a person does in the MCP Tool Provider's settings. The Agent Prompter and the Tool Caller read
 tools from a table, which anyone can write, edit, or bring from another machine; a spec there without a fitting seal
 is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.urlguard.check_server`).
@@ -69,7 +69,7 @@ def is_sealed_here(spec: ServerSpec) -> bool:
 
 def tool_sealer(spec: ServerSpec) -> Callable[[str], str | None]:
     """The seal a table keeps for each tool of ``spec``, by the tool's ``facts``: the fields that the tool policy
-    reads (:attr:`knime_mcp.tool.MCPTool.policy_facts`). It covers the server and the facts, so editing either in
+    reads (:attr:`knime_mcp.tools.tool.MCPTool.policy_facts`). It covers the server and the facts, so editing either in
     the table voids it; None unless ``spec`` itself is sealed here, as only a tool of a server a person chose is
     sealed. The key and the server's own seal are checked once, not per tool of a table of thousands."""
     mac = _tool_mac(spec)
@@ -111,9 +111,9 @@ def _no_seal(facts: str) -> None:
 
 
 def _same(seal: object, expected: str) -> bool:
-    """Compared as bytes: a seal read from a table may be any text (or no text at all), which must not fit and
-    must not raise either."""
-    return isinstance(seal, str) and hmac.compare_digest(seal.encode(), expected.encode())
+    """A seal read from a table may be any text (or no text at all), which must not fit and must not raise either:
+    ``compare_digest`` takes text only when it is ASCII, as a seal is."""
+    return isinstance(seal, str) and seal.isascii() and hmac.compare_digest(seal, expected)
 
 
 def _mac(key: bytes, message: str) -> str:

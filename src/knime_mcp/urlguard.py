@@ -48,7 +48,7 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
     trust it.
 
     The spec is judged as it will be used: with transport ``stdio`` even a target that starts like a URL is a
-    command line (as :func:`knime_mcp.transports.candidate_transports` reads it), run with the data's arguments,
+    command line (as :func:`knime_mcp.mcp.transports.candidate_transports` reads it), run with the data's arguments,
     folder and environment."""
     if spec.transport == "stdio" or not spec.is_url:
         raise ConfigError(

@@ -21,7 +21,7 @@ from nodes._settings import (
 )
 
 if TYPE_CHECKING:
-    from knime_mcp.caller import OnError
+    from knime_mcp.caller.table import OnError
 
 __all__ = ["RowErrorOptions", "on_error", "server_connection"]
 

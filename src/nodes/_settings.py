@@ -24,7 +24,7 @@ from knime_mcp.config import (
     demo_server_spec,
 )
 from knime_mcp.errors import ConfigError
-from knime_mcp.policy import ToolPolicy
+from knime_mcp.tools.policy import ToolPolicy
 
 
 class TransportOptions(knext.EnumParameterOptions):
@@ -172,7 +172,9 @@ class AuthSettings:
 @knext.parameter_group(label="Timeouts")
 class TimeoutSettings:
     connect = knext.DoubleParameter(
-        "Connect timeout (s)", "Seconds to wait for the connection and handshake.", DEFAULT_TIMEOUTS.connect,
+        "Connect timeout (s)",
+        "Seconds to wait for the connection and handshake.",
+        DEFAULT_TIMEOUTS.connect,
         min_value=0.1,
     )
     call = knext.DoubleParameter(
@@ -352,7 +354,7 @@ class SignInNotice:
     sign-in in the browser: <host>" and the log has the address at WARNING, for when no browser opens.
 
     The core calls :meth:`show` from its event loop's thread, but KNIME's context belongs to the node's thread, so
-    the address is handed over and reported in :meth:`cancelled`, which :func:`knime_mcp.sync.run_sync` polls there
+    the address is handed over and reported in :meth:`cancelled`, which :func:`knime_mcp.mcp.sync.run_sync` polls there
     ten times a second; pass :meth:`cancelled` and :meth:`progress` to it instead of the context's own. A cancel
     cancels the run, and with it the core's wait for the browser."""
 

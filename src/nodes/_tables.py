@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
-from knime_mcp.arguments import ROW_ID_COLUMN
+from knime_mcp.caller.arguments import ROW_ID_COLUMN
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,7 +8,7 @@ from typing import Any
 
 import knime.extension as knext
 
-from knime_mcp.agent import (
+from knime_mcp.agent.loop import (
     DEFAULT_ITERATION_LIMIT,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_SYSTEM_MESSAGE,
@@ -17,7 +17,7 @@ from knime_mcp.agent import (
 )
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
-from knime_mcp.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
+from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._errors import knime_errors
@@ -83,9 +83,7 @@ _DATA_OUTPUTS = 2
 """Index of the *Data outputs* group among the output ports."""
 
 
-@knext.node(
-    "Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY, id="AgentPrompter"
-)
+@knext.node("Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY, id="AgentPrompter")
 @knext.input_port("Chat model", "The chat model, from the Chat Model Connector.", chat_model_port_type)
 @knext.input_table("Tools", "MCP tools (from the MCP Tool Provider) and/or KNIME workflow tools.")
 @knext.input_table("Conversation", "An earlier conversation to continue, as this node outputs it.", optional=True)
@@ -189,36 +187,52 @@ class AgentPrompter:
         column_filter=_is_workflow_column,
     )
     iteration_limit = knext.IntParameter(
-        "Iteration limit", "The most model calls that may ask for tools in one execution.", DEFAULT_ITERATION_LIMIT,
+        "Iteration limit",
+        "The most model calls that may ask for tools in one execution.",
+        DEFAULT_ITERATION_LIMIT,
         min_value=1,
     )
     on_limit = knext.EnumParameter(
-        "When the limit is reached", "What happens when the model still calls tools at the limit.",
-        LimitOptions.FAIL.name, LimitOptions,
+        "When the limit is reached",
+        "What happens when the model still calls tools at the limit.",
+        LimitOptions.FAIL.name,
+        LimitOptions,
     )
     errors = knext.EnumParameter(
         "Error handling", "What happens when the run stops early.", ErrorOptions.FAIL.name, ErrorOptions
     )
     tool_errors = knext.EnumParameter(
-        "When a tool call fails", "Whether a failing tool call ends the run.", ToolErrorOptions.MODEL.name,
-        ToolErrorOptions, is_advanced=True,
+        "When a tool call fails",
+        "Whether a failing tool call ends the run.",
+        ToolErrorOptions.MODEL.name,
+        ToolErrorOptions,
+        is_advanced=True,
     )
     max_concurrency = knext.IntParameter(
-        "Concurrent tool calls", "The most tool calls of one model message that run at the same time.",
-        DEFAULT_MAX_CONCURRENCY, min_value=1, is_advanced=True,
+        "Concurrent tool calls",
+        "The most tool calls of one model message that run at the same time.",
+        DEFAULT_MAX_CONCURRENCY,
+        min_value=1,
+        is_advanced=True,
     )
     call_timeout = knext.DoubleParameter(
         "Tool call timeout (s)",
         "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider.",
-        0.0, min_value=0.0, is_advanced=True,
+        0.0,
+        min_value=0.0,
+        is_advanced=True,
     )
     output_cap = knext.IntParameter(
         "Tool output cap (bytes)",
         "The most UTF-8 bytes of one tool result that reach the model; the rest is cut, with a note saying so.",
-        DEFAULT_LIMIT_BYTES, min_value=MIN_LIMIT_BYTES, is_advanced=True,
+        DEFAULT_LIMIT_BYTES,
+        min_value=MIN_LIMIT_BYTES,
+        is_advanced=True,
     )
     allow = knext.StringParameter(
-        "Tool allow-list (regex)", "When set, only tools whose whole name matches may be called.", "",
+        "Tool allow-list (regex)",
+        "When set, only tools whose whole name matches may be called.",
+        "",
         is_advanced=True,
     )
     deny = knext.StringParameter(
@@ -241,12 +255,18 @@ class AgentPrompter:
     sampling_max_tokens = knext.IntParameter(
         "Most tokens per sampling answer",
         "The longest answer one sampling request gets; a request asking for more gets this many.",
-        DEFAULT_SAMPLING.max_tokens, min_value=1, since_version="0.3.0", is_advanced=True,
+        DEFAULT_SAMPLING.max_tokens,
+        min_value=1,
+        since_version="0.3.0",
+        is_advanced=True,
     ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
     sampling_max_requests = knext.IntParameter(
         "Most sampling requests per execution",
         "Sampling requests answered per execution, across all servers; later ones are declined.",
-        DEFAULT_SAMPLING.max_requests, min_value=1, since_version="0.3.0", is_advanced=True,
+        DEFAULT_SAMPLING.max_requests,
+        min_value=1,
+        since_version="0.3.0",
+        is_advanced=True,
     ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
     resources = knext.BoolParameter(
         "Offer the servers' resources",
@@ -267,7 +287,7 @@ class AgentPrompter:
         history: knext.Schema | None,
         data: list[knext.Schema],
     ) -> list[Any]:
-        from knime_mcp.conversation import CONTENT, ROLE
+        from knime_mcp.agent.conversation import CONTENT, ROLE
 
         with knime_errors():
             config = self._config()
@@ -291,13 +311,13 @@ class AgentPrompter:
         history: knext.Table | None,
         data: list[knext.Table],
     ) -> list[Any]:
-        from knime_mcp.agent_tools import log_table
-        from knime_mcp.arrow import tools_from_frame
-        from knime_mcp.chat_model import build_chat_model, resolve_api_key
-        from knime_mcp.conversation import conversation_table, messages_from_arrow
-        from knime_mcp.data import DataRepository
-        from knime_mcp.sync import CallerThread, run_sync
-        from knime_mcp.workflow import workflow_tools
+        from knime_mcp.agent.chat_model import build_chat_model, resolve_api_key
+        from knime_mcp.agent.conversation import conversation_table, messages_from_arrow
+        from knime_mcp.agent.data import DataRepository
+        from knime_mcp.agent.toolset import log_table
+        from knime_mcp.agent.workflow import workflow_tools
+        from knime_mcp.mcp.sync import CallerThread, run_sync
+        from knime_mcp.tools.arrow import tools_from_frame
 
         notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
@@ -365,7 +385,7 @@ class AgentPrompter:
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:
         """The MCP and workflow tool columns: the chosen ones, else found by name and type; at least one."""
-        from knime_mcp.arrow import TOOL_COLUMN
+        from knime_mcp.tools.arrow import TOOL_COLUMN
 
         names = schema.column_names
         for chosen in (self.mcp_column, self.workflow_column):
@@ -406,7 +426,7 @@ def _cells(arrow: Any, column: str | None) -> list[Any]:
 
 
 def _log_schema() -> knext.Schema:
-    from knime_mcp.agent_tools import LOG_COLUMNS
+    from knime_mcp.agent.toolset import LOG_COLUMNS
 
     return knext.Schema.from_columns([knext.Column(_LOG_TYPES[kind], name) for name, kind in LOG_COLUMNS])
 

@@ -23,7 +23,7 @@ from nodes._tables import arrow_batches, read_pandas
 LOGGER = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from knime_mcp.caller import CallerOptions, ResultKind
+    from knime_mcp.caller.table import CallerOptions, ResultKind
 
 _KNIME_TYPES = {"string": knext.string(), "boolean": knext.bool_(), "double": knext.double()}
 
@@ -74,7 +74,9 @@ class CallSettings:
         is_advanced=True,
     )
     timeout = knext.DoubleParameter(
-        "Call timeout (s)", "Seconds to wait for one call; a slower call is cancelled and counts as failed.", 60.0,
+        "Call timeout (s)",
+        "Seconds to wait for one call; a slower call is cancelled and counts as failed.",
+        60.0,
         min_value=0.1,
     )
     retries = knext.IntParameter(
@@ -94,9 +96,7 @@ class CallSettings:
     elicitation = elicitation_parameter()
 
 
-@knext.node(
-    "MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller"
-)
+@knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller")
 @knext.input_table("Data", "One tool call per row; columns feed the tool's parameters.")
 @knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
 @knext.output_table(
@@ -136,11 +136,9 @@ class MCPToolCaller:
     tool = ToolSettings()
     calls = CallSettings()
 
-    def configure(
-        self, ctx: knext.ConfigurationContext, data: knext.Schema, tools: knext.Schema
-    ) -> knext.Schema:
-        from knime_mcp.arrow import TOOL_COLUMN
-        from knime_mcp.caller import result_columns
+    def configure(self, ctx: knext.ConfigurationContext, data: knext.Schema, tools: knext.Schema) -> knext.Schema:
+        from knime_mcp.caller.table import result_columns
+        from knime_mcp.tools.arrow import TOOL_COLUMN
 
         if TOOL_COLUMN not in tools.column_names:
             raise knext.InvalidParametersError(
@@ -152,8 +150,8 @@ class MCPToolCaller:
         return data.append(columns)
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
-        from knime_mcp.arrow import tools_from_frame
-        from knime_mcp.caller import call_table_sync, result_columns, select_tool
+        from knime_mcp.caller.table import call_table_sync, result_columns, select_tool
+        from knime_mcp.tools.arrow import tools_from_frame
 
         output = knext.BatchOutputTable.create(row_ids="keep")
         images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
@@ -175,8 +173,8 @@ class MCPToolCaller:
         return output
 
     def _options(self) -> CallerOptions:
-        from knime_mcp.caller import CallerOptions
-        from knime_mcp.dispatch import RetryPolicy
+        from knime_mcp.caller.table import CallerOptions
+        from knime_mcp.tools.dispatch import RetryPolicy
 
         return CallerOptions(
             mapping=self.tool.mapping,

@@ -151,9 +151,9 @@ class HTTPToolProvider:
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext, webhooks: knext.Table | None) -> knext.Table:
-        from knime_mcp.arrow import tools_to_table
         from knime_mcp.http.listing import list_http_tools
-        from knime_mcp.sync import run_sync
+        from knime_mcp.mcp.sync import run_sync
+        from knime_mcp.tools.arrow import tools_to_table
 
         with knime_errors():
             auth = self._auth()

@@ -80,7 +80,7 @@ class MCPPrompt:
     def configure(
         self, ctx: knext.ConfigurationContext, data: knext.Schema | None
     ) -> tuple[knext.Schema, knext.Schema]:
-        from knime_mcp.prompt_messages import PROMPT_COLUMNS, parse_arguments
+        from knime_mcp.catalog.prompt_messages import PROMPT_COLUMNS, parse_arguments
 
         with knime_errors():
             server_spec(self.server, self.auth, self.timeouts)
@@ -89,7 +89,7 @@ class MCPPrompt:
         return prompts, conversation_schema(data is not None)
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table | None) -> tuple[knext.Table, knext.Table]:
-        from knime_mcp.prompt_messages import get_prompt_sync, parse_arguments
+        from knime_mcp.catalog.prompt_messages import get_prompt_sync, parse_arguments
 
         with knime_errors():
             spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)

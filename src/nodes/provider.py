@@ -43,7 +43,9 @@ class SelectionSettings:
         "",
     )
     schema_mode = knext.EnumParameter(
-        "Schema mode", "What the parameter schemas offered to a model may contain.", SchemaModeOptions.FULL.name,
+        "Schema mode",
+        "What the parameter schemas offered to a model may contain.",
+        SchemaModeOptions.FULL.name,
         SchemaModeOptions,
     )
     destructive = destructive_parameter(DestructiveOptions.ALLOW)
@@ -63,16 +65,14 @@ def selection_options(selection: SelectionSettings) -> dict[str, Any]:
 
 def output_schema() -> knext.Schema:
     """The tools table's columns, which the HTTP Tool Provider's output shares."""
-    from knime_mcp.arrow import BOOL_COLUMNS, COLUMNS
+    from knime_mcp.tools.arrow import BOOL_COLUMNS, COLUMNS
 
     return knext.Schema.from_columns(
         [knext.Column(knext.bool_() if name in BOOL_COLUMNS else knext.string(), name) for name in COLUMNS]
     )
 
 
-@knext.node(
-    "MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY, id="MCPToolProvider"
-)
+@knext.node("MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY, id="MCPToolProvider")
 @knext.output_table("Tools", "One row per tool of the server, with its MCP Tool value for agent and caller nodes.")
 class MCPToolProvider:
     """Lists the tools of an MCP server as a table.
@@ -125,9 +125,9 @@ class MCPToolProvider:
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
-        from knime_mcp.arrow import tools_to_table
-        from knime_mcp.provider import list_server_tools
-        from knime_mcp.sync import run_sync
+        from knime_mcp.mcp.sync import run_sync
+        from knime_mcp.tools.arrow import tools_to_table
+        from knime_mcp.tools.provider import list_server_tools
 
         with knime_errors():
             spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)

@@ -15,7 +15,7 @@ from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, serve
 from nodes._tables import arrow_batches, is_string_column
 
 if TYPE_CHECKING:
-    from knime_mcp.resource_reader import ColumnKind, ReaderOptions
+    from knime_mcp.catalog.resource_reader import ColumnKind, ReaderOptions
 
 LOGGER = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class MCPResourceReader:
     def configure(
         self, ctx: knext.ConfigurationContext, data: knext.Schema | None
     ) -> tuple[knext.Schema, knext.Schema]:
-        from knime_mcp.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS
+        from knime_mcp.catalog.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS
 
         with knime_errors():
             server_spec(self.server, self.auth, self.timeouts)
@@ -130,7 +130,7 @@ class MCPResourceReader:
     def execute(
         self, ctx: knext.ExecutionContext, data: knext.Table | None
     ) -> tuple[knext.Table, knext.BatchOutputTable]:
-        from knime_mcp.resource_reader import read_resources_sync
+        from knime_mcp.catalog.resource_reader import read_resources_sync
 
         output = knext.BatchOutputTable.create(row_ids="generate")
         with knime_errors():
@@ -150,8 +150,8 @@ class MCPResourceReader:
 
     def _options(self, data: knext.Schema | None) -> ReaderOptions:
         """The core's options; a read mode that needs the input table, or a column it lacks, is a ConfigError."""
+        from knime_mcp.catalog.resource_reader import ReaderOptions
         from knime_mcp.errors import ConfigError
-        from knime_mcp.resource_reader import ReaderOptions
 
         mode = self.contents.read
         column = self.contents.uri_column

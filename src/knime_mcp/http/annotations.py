@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.tool import ToolAnnotations
+from knime_mcp.tools.tool import ToolAnnotations
 
 __all__ = ["ANNOTATIONS_EXTENSION", "method_annotations"]
 

@@ -1,6 +1,6 @@
 """Calls of HTTP tools: one :class:`HttpToolClient` per API (or webhook) for a run, over the run's connection pool.
 
-It sits where :class:`~knime_mcp.client.McpClient` sits for MCP servers, below the dispatcher, which validates
+It sits where :class:`~knime_mcp.mcp.client.McpClient` sits for MCP servers, below the dispatcher, which validates
 arguments, retries and logs for both kinds; above it sit :mod:`~knime_mcp.http.request` (arguments to a request) and
 :mod:`~knime_mcp.http.response` (a response to a result). It keeps what an MCP client keeps: the authentication
 (resolved once), the concurrency limit, a circuit breaker, the pinned address of an API from data, and the secrets
@@ -19,7 +19,6 @@ from typing import Any
 import anyio
 import httpx2
 
-from knime_mcp.breaker import Circuit, CircuitBreaker
 from knime_mcp.config import OAUTH_KINDS, CredentialLookup, ServerSpec, resolve_headers, resolve_query, resolved_secrets
 from knime_mcp.errors import (
     ConfigError,
@@ -35,8 +34,9 @@ from knime_mcp.errors import (
 from knime_mcp.http.operation import HttpOperation
 from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
 from knime_mcp.http.response import error_result, success_result
-from knime_mcp.results import ToolResult
-from knime_mcp.transports import MAX_MESSAGE_BYTES, HttpPool
+from knime_mcp.mcp.breaker import Circuit, CircuitBreaker
+from knime_mcp.mcp.transports import MAX_MESSAGE_BYTES, HttpPool
+from knime_mcp.tools.results import ToolResult
 from knime_mcp.urlguard import PinnedHost
 
 __all__ = ["SAFE_METHODS", "BusyResponse", "HttpToolClient", "http_retry_safe"]
@@ -180,7 +180,7 @@ class HttpToolClient:
 
 
 async def _read_bounded(response: httpx2.Response) -> bytes:
-    """The body, up to :data:`~knime_mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
+    """The body, up to :data:`~knime_mcp.mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():

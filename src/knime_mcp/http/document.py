@@ -91,7 +91,7 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None) -> str:
     import httpx2
 
     from knime_mcp.errors import translate_errors
-    from knime_mcp.transports import HttpPool
+    from knime_mcp.mcp.transports import HttpPool
     from knime_mcp.urlguard import check_url
 
     pin = None if untrusted_hint is None else await check_url(url, hint=untrusted_hint)

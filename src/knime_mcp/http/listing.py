@@ -2,7 +2,7 @@
 
 Layer: above :mod:`knime_mcp.http.openapi` and :mod:`knime_mcp.http.webhooks`; the node and the CLI call
 :func:`list_http_tools`, which shapes the tools with the MCP provider's
-:func:`~knime_mcp.provider.shape_tools`, so names are unique across both kinds and the selection settings mean the
+:func:`~knime_mcp.tools.provider.shape_tools`, so names are unique across both kinds and the selection settings mean the
 same. It knows nothing of KNIME or Arrow.
 
     listing = await list_http_tools("https://api.example.com/openapi.json", prefix="shop")
@@ -18,10 +18,10 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.http.document import load_document
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
-from knime_mcp.policy import ToolPolicy
-from knime_mcp.provider import ToolListing, shape_tools
-from knime_mcp.schema import SchemaMode
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.policy import ToolPolicy
+from knime_mcp.tools.provider import ToolListing, shape_tools
+from knime_mcp.tools.schema import SchemaMode
+from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["list_http_tools"]
 

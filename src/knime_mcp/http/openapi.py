@@ -1,4 +1,4 @@
-"""The operations of an OpenAPI 3.0/3.1 document as tools: one :class:`~knime_mcp.tool.MCPTool` per operation.
+"""The operations of an OpenAPI 3.0/3.1 document as tools: one :class:`~knime_mcp.tools.tool.MCPTool` per operation.
 
 Layer: above :mod:`knime_mcp.http.document` (reading) and :mod:`knime_mcp.http.schemas` (``$ref``\\ s), below
 :mod:`knime_mcp.http.listing`, which shapes the tools as the MCP provider does. A tool's arguments are the
@@ -23,7 +23,7 @@ from knime_mcp.http.document import OpenApiDocument
 from knime_mcp.http.operation import HttpOperation, HttpParameter
 from knime_mcp.http.schemas import DocumentSchemas
 from knime_mcp.seal import seal_spec
-from knime_mcp.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["DocumentApiKey", "api_key_scheme", "openapi_tools"]
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from knime_mcp.http.request import HttpRequest
-from knime_mcp.results import ImagePart, TextPart, ToolResult
+from knime_mcp.tools.results import ImagePart, TextPart, ToolResult
 
 __all__ = ["MAX_ERROR_EXCERPT", "error_result", "success_result"]
 

@@ -2,7 +2,7 @@
 
 Layer: used by :mod:`knime_mcp.http.openapi` for each tool's input and output schema. A schema that refers to
 itself (a tree, a linked list) stays a reference into ``$defs``, so nothing is expanded forever; the schema mode
-(:mod:`knime_mcp.schema`) inlines what a model is offered, and the arguments are validated against the schema
+(:mod:`knime_mcp.tools.schema`) inlines what a model is offered, and the arguments are validated against the schema
 with its ``$defs``. OpenAPI 3.0's dialect (``nullable``, boolean ``exclusiveMinimum``) becomes JSON Schema.
 
     schemas = DocumentSchemas(document)
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.schema import resolve_local_ref
+from knime_mcp.tools.schema import resolve_local_ref
 
 __all__ = ["DocumentSchemas"]
 

@@ -1,0 +1,1 @@
+"""The ``knime-mcp`` command line: the core's features outside KNIME."""

@@ -1,0 +1,115 @@
+"""The command line's ``http-tools`` command: an OpenAPI document's operations, and webhooks, as a tools table.
+
+Layer: beside :mod:`knime_mcp.cli.main`, which parses the words, writes the table as ``tools`` does and turns errors
+into exit codes; this module adds the command's arguments to its parser and lists the tools with
+:func:`knime_mcp.http.listing.list_http_tools`, importing it only when the command runs.
+
+    knime-mcp http-tools https://petstore3.swagger.io/api/v3/openapi.json --include Pet --format json
+    knime-mcp http-tools openapi.yaml --base-url http://127.0.0.1:8080 --auth header --secret '${API_KEY}'
+    knime-mcp http-tools --webhooks hooks.csv --format parquet --output tools.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from typing import TYPE_CHECKING, Any
+
+from knime_mcp.config import DEFAULT_TIMEOUTS, ENV_REF
+from knime_mcp.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.config import AuthRef
+    from knime_mcp.http.openapi import DocumentApiKey
+    from knime_mcp.http.webhooks import WebhookRow
+    from knime_mcp.tools.policy import ToolPolicy
+    from knime_mcp.tools.provider import ToolListing
+
+__all__ = ["HTTP_COMMAND", "add_http_command", "http_listing"]
+
+HTTP_COMMAND = "http-tools"
+
+
+def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add ``http-tools`` to the CLI's subparsers; ``parents`` hold the common options and those of ``tools`` that
+    shape and write the table."""
+    http = commands.add_parser(
+        HTTP_COMMAND, parents=parents, help="list an OpenAPI document's operations (and webhooks) as a tools table"
+    )
+    http.add_argument(
+        "source", nargs="?", metavar="SOURCE", help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file"
+    )
+    http.add_argument("--base-url", metavar="URL", help="where requests go (default: the document's first server)")
+    http.add_argument(
+        "--webhooks", metavar="FILE.csv", help="webhooks to add: columns Name, Description, URL, Method, Input Schema"
+    )
+    auth = http.add_argument_group("authentication (the API's; never sent to webhooks)")
+    auth.add_argument("--auth", choices=["bearer", "basic", "header", "query"], help="what the tools send")
+    auth.add_argument(
+        "--secret", metavar="'${VAR}'", help="the token, password or API key, as an environment reference"
+    )
+    auth.add_argument("--user", help="basic: the user name (may be a ${VAR} reference)")
+    auth.add_argument(
+        "--key-name", metavar="NAME", help="header or query parameter carrying the key (default: the document's)"
+    )
+    http.add_argument("--connect-timeout", type=float, default=DEFAULT_TIMEOUTS.connect, metavar="SECONDS")
+    http.add_argument("--call-timeout", type=float, default=DEFAULT_TIMEOUTS.call, metavar="SECONDS")
+    return http
+
+
+def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
+    """The tools ``http-tools`` lists; usage errors first, before the document is read."""
+    from knime_mcp.config import Timeouts
+
+    if not args.source and not args.webhooks:
+        raise UsageError("http-tools needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both.")
+    auth = _auth(args)
+    rows = _webhook_rows(args.webhooks) if args.webhooks else []
+    from knime_mcp.http.listing import list_http_tools
+    from knime_mcp.mcp.sync import run_sync
+
+    return run_sync(
+        list_http_tools,
+        args.source,
+        base_url=args.base_url,
+        auth=auth,
+        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+        webhooks=rows,
+        trust_webhooks=True,  # a file named on one's own command line is one's own, like a server URL there
+        include=args.include,
+        exclude=args.exclude,
+        prefix=args.prefix,
+        schema_mode=args.schema_mode,
+        policy=policy,
+    )
+
+
+def _auth(args: argparse.Namespace) -> AuthRef | DocumentApiKey | None:
+    from knime_mcp.config import AuthRef
+    from knime_mcp.http.openapi import DocumentApiKey
+
+    if args.auth is None:
+        if args.secret or args.key_name or args.user:
+            raise UsageError("--secret, --user and --key-name go with --auth.")
+        return None
+    if not args.secret or not ENV_REF.fullmatch(args.secret):
+        raise UsageError(
+            f"--auth {args.auth} needs --secret as an environment reference such as '${{API_KEY}}'.",
+            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+        )
+    if args.auth in ("header", "query") and not args.key_name:
+        return DocumentApiKey(kind=args.auth, secret=args.secret)
+    where = {"header": {"header": args.key_name}, "query": {"parameter": args.key_name}}.get(args.auth, {})
+    return AuthRef(kind=args.auth, secret=args.secret, username=args.user, **where)
+
+
+def _webhook_rows(path: str) -> list[WebhookRow]:
+    from knime_mcp.http.webhooks import check_webhook_columns, webhook_rows
+
+    try:
+        with open(path, encoding="utf-8", newline="") as file:
+            reader = csv.DictReader(file)
+            check_webhook_columns(reader.fieldnames or [])
+            return webhook_rows((f"line {reader.line_num}", row) for row in reader)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read --webhooks file {path!r}: {exc.strerror or exc}.") from exc

@@ -1,0 +1,842 @@
+"""The ``knime-mcp`` command line: the core's features outside KNIME.
+
+Only :func:`main` turns exceptions into exit codes (0 success, 2 usage, 3 config/connection/auth/chat model, 4 tool
+error, including an unknown tool or arguments that do not fit its schema, 130 interrupted, 1 anything else), and only
+:func:`run` calls ``sys.exit``. Arguments are parsed and checked before anything heavy is imported and before any
+connection, so ``--help`` loads neither the SDK nor pyarrow, and a usage error never waits for a server.
+
+    knime-mcp tools                                   # the bundled demo server's tools
+    knime-mcp tools http://127.0.0.1:8000/mcp --format json
+    knime-mcp call -- npx -y @modelcontextprotocol/server-everything stdio -- echo --args '{"message": "hi"}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
+from knime_mcp.cli.catalog import add_catalog_commands, find_named, print_json, run_catalog_command
+from knime_mcp.cli.http_tools import HTTP_COMMAND, add_http_command, http_listing
+from knime_mcp.cli.render import terminal_safe
+from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
+from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.agent.loop import AgentRun
+    from knime_mcp.tools.policy import ToolPolicy
+    from knime_mcp.tools.provider import ToolListing
+    from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["main", "run"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that raises :class:`UsageError` instead of exiting, so ``main`` owns the exit code."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"Try '{self.prog} --help' for help.")
+
+
+class _Version(argparse.Action):
+    """``--version``: reads the installed distribution's version only when asked, and prints ``knime-mcp X.Y.Z``."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        from importlib.metadata import version
+
+        print(f"knime-mcp {version('knime-mcp')}")
+        parser.exit()
+
+
+def _common_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "-v", "--verbose", action="store_true", help="show the details (tracebacks) of warnings the SDK logs"
+    )
+    return options
+
+
+def _server_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False, parents=[_common_options()])
+    group = options.add_argument_group("server")
+    group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra HTTP header; secrets only as ${VAR} environment references (a literal one is refused)",
+    )
+    group.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER; "
+        "secrets only as ${VAR} references",
+    )
+    group.add_argument(
+        "--auth",
+        choices=["oauth", "oauth-client-credentials"],
+        help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
+        "server with a stored sign-in uses that",
+    )
+    group.add_argument(
+        "--client-id",
+        help="OAuth: a client registered beforehand, or the https URL of a client ID metadata document (default: "
+        "knime-mcp registers)",
+    )
+    group.add_argument(
+        "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
+    )
+    group.add_argument(
+        "--scope",
+        help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
+        "server names none)",
+    )
+    group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
+    group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
+    group.add_argument("--name", help="display name of the server")
+    group.add_argument(
+        "--roots",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder a stdio server may see (its roots); repeat for more (default: none)",
+    )
+    group.add_argument(
+        "--elicitation",
+        choices=["decline", "defaults"],
+        default="decline",
+        help="a form a tool asks for while it runs: decline it (the call fails), or answer with the form's "
+        "defaults when every field has one",
+    )
+    return options
+
+
+def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
+    """``NAME<separator>VALUE`` words as a dict; a malformed one is named by its position, never quoted, because a
+    header or environment entry missing its name is often a bare secret."""
+    pairs: dict[str, str] = {}
+    for number, value in enumerate(values, start=1):
+        name, found, rest = value.partition(separator)
+        if not found or not name.strip():
+            form = f"NAME{separator.strip() or separator}VALUE"
+            raise UsageError(f"{what} {number} is not of the form {form} (its text is not shown: it may be a secret).")
+        pairs[name.strip()] = rest.strip() if separator == ":" else rest
+    return pairs
+
+
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    """The ``--header`` values; a credential header must reference its secret as ``${VAR}``, as in node settings."""
+    from knime_mcp.config import literal_secret_headers
+
+    headers = _pairs(values, ":", "Header")
+    for name in literal_secret_headers(headers):
+        words = headers[name].split()
+        scheme = words[0] + " " if len(words) > 1 else ""
+        raise UsageError(
+            f"Header {name!r} holds a literal secret; command lines end up in shell histories and process lists.",
+            hint=f"Put the secret into an environment variable and write --header '{name}: {scheme}${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return headers
+
+
+def _environment(values: Sequence[str]) -> dict[str, str]:
+    """The ``--env`` values; one whose name marks a credential must reference its secret as ``${VAR}``."""
+    from knime_mcp.config import literal_secret_env
+
+    env = _pairs(values, "=", "Environment entry")
+    for name in literal_secret_env(env):
+        raise UsageError(
+            f"Environment entry {name!r} holds a literal secret; command lines end up in shell histories and "
+            "process lists.",
+            hint=f"Put the secret into an environment variable and write --env '{name}=${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return env
+
+
+_HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
+"""``localhost:8000/mcp``: a URL without its scheme, never a command anyone means to run."""
+
+
+def _check_server_word(text: str) -> None:
+    if _HOST_PORT.match(text) or text.startswith(("localhost/", "127.0.0.1/")):
+        raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
+
+
+def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
+    """The ServerSpec the command line describes; no target means the bundled demo server."""
+    if not target:
+        return demo_server_spec()
+    text = target[0] if len(target) == 1 and target[0].startswith(("http://", "https://")) else shlex.join(target)
+    return ServerSpec(
+        target=text,
+        transport=args.transport,
+        name=args.name,
+        headers=_headers(args.header),
+        env=_environment(args.env),
+        auth=_auth(text, args),
+        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+        roots=tuple(os.path.abspath(root) for root in args.roots),
+    )
+
+
+def _auth(target: str, args: argparse.Namespace) -> AuthRef:
+    """``--auth`` and its options; without ``--auth``, OAuth sign-in for a server with a stored sign-in."""
+    kind = args.auth
+    if kind is None and target.startswith(("http://", "https://")):
+        from knime_mcp.auth import OAuthClient, token_store
+
+        stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
+        kind = "oauth" if stored or args.command == "login" else None
+    if kind is None:
+        return AuthRef()
+    if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
+        raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
+    if args.client_secret is not None and not ENV_REF.fullmatch(args.client_secret):
+        raise UsageError(
+            "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
+            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+        )
+    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope)
+
+
+def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> Callable[[str], None] | None:
+    """How the CLI tells a person where to sign in to an OAuth server: on ``err``, when someone is at the terminal
+    (``person``: whether someone is, when the command itself says so); None in a batch run."""
+    if not (sys.stdin.isatty() if person is None else person):
+        return None
+
+    def show(url: str) -> None:
+        print(f"Sign in in your browser. If none opened, visit:\n  {url}", file=err, flush=True)
+
+    return show
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``[options] -- command words [-- more options]`` into options and the stdio command."""
+    if "--" not in argv:
+        return argv, []
+    start = argv.index("--")
+    rest = argv[start + 1 :]
+    if "--" in rest:
+        end = rest.index("--")
+        return argv[:start] + rest[end + 1 :], rest[:end]
+    return argv[:start], rest
+
+
+def _add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
+    group = parser.add_argument_group("tool policy")
+    group.add_argument("--allow", help="only tools whose whole name matches this regex (anchored at both ends)")
+    group.add_argument("--deny", help="never tools whose name contains a match of this regex")
+    group.add_argument(
+        "--destructive",
+        choices=["allow", "block", "read-only"],
+        default=destructive,
+        help=f"tools annotated destructive: allowed, blocked, or only read-only tools (default: {destructive})",
+    )
+    group.add_argument(
+        "--unannotated-destructive",
+        action="store_true",
+        help="count tools without MCP annotations as destructive, as the MCP spec does (default: offer them and "
+        "name them in a warning)",
+    )
+
+
+def _tool_policy(args: argparse.Namespace) -> ToolPolicy:
+    from knime_mcp.tools.policy import ToolPolicy
+
+    return ToolPolicy(
+        allow=args.allow,
+        deny=args.deny,
+        destructive=args.destructive.replace("-", "_"),
+        unannotated_destructive=args.unannotated_destructive,
+    )
+
+
+def _check_patterns(args: argparse.Namespace) -> None:
+    """A regex that does not compile is the command line's fault: say so before connecting."""
+    for option in ("include", "exclude", "allow", "deny"):
+        pattern = getattr(args, option, None)
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--{option} {pattern!r} is not a valid regular expression: {exc}.") from exc
+
+
+def _table_options() -> argparse.ArgumentParser:
+    """What shapes and writes a tools table: ``tools`` and ``http-tools``."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--include", help="keep only tools whose name contains a match of this regex")
+    options.add_argument("--exclude", help="drop tools whose name contains a match of this regex")
+    options.add_argument("--prefix", default="", help="prefix for every tool name")
+    options.add_argument("--schema-mode", choices=["full", "simple"], default="full")
+    options.add_argument("--format", choices=["text", "json", "arrow", "parquet"], default="text")
+    options.add_argument("--output", help="file for --format arrow|parquet (json: default stdout)")
+    return options
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    server = _server_options()
+
+    table_options = _table_options()
+    tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
+    tools.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line; none: the demo server")
+    _add_policy_options(tools, "allow")
+
+    call = commands.add_parser("call", parents=[server], help="call one tool and print its result as JSON")
+    call.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
+    call.add_argument("tool", help="the tool's name on the server")
+    call.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON|@FILE|-",
+        help="the arguments as a JSON object, '@FILE' to read it from a file, '-' from stdin (default: {})",
+    )
+
+    table = commands.add_parser(
+        "call-table", parents=[server], help="call one tool for every row of a CSV or Parquet file"
+    )
+    table.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
+    table.add_argument("tool", help="the tool's name on the server")
+    table.add_argument("--input", required=True, metavar="FILE", help="a .csv or .parquet file: one call per row")
+    table.add_argument("--output", required=True, metavar="FILE", help="the .parquet file: input and result columns")
+    table.add_argument("--mapping", help='JSON template of the arguments, e.g. \'{"text": "{comment}"}\'')
+    table.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="calls in flight at once, over one session, for any tool (default: 4 for a tool annotated read-only, "
+        "or idempotent and not destructive; 1 for others, whose overlapping calls can lose each other's writes)",
+    )
+    table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
+    table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
+
+    agent = commands.add_parser(
+        "agent", parents=[server], help="let an LLM answer a prompt with the servers' tools; print the conversation"
+    )
+    agent.add_argument(
+        "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
+    )
+    agent.add_argument("--prompt", required=True, help="the user message")
+    agent.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenAI-compatible API root")
+    agent.add_argument("--model", required=True, help="the model's name on that server")
+    agent.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    agent.add_argument("--system", help="the system message (default: a short helpful-assistant one)")
+    agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    agent.add_argument("--max-tokens", type=int, help="most tokens per reply (default: the server's)")
+    agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
+    agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
+    agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
+    agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
+    agent.add_argument("--format", choices=["text", "json"], default="text")
+    agent.add_argument(
+        "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
+    )
+    _add_policy_options(agent, "block")
+
+    login = commands.add_parser(
+        "login", parents=[server], help="sign in to an OAuth server in a browser; later commands use the sign-in"
+    )
+    login.add_argument("server", help="the server's http(s) URL")
+    logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
+    logout.add_argument("server", help="the server's http(s) URL")
+    add_catalog_commands(commands, server)
+    http = add_http_command(commands, [_common_options(), table_options])
+    _add_policy_options(http, "allow")
+
+    demo = commands.add_parser(
+        "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
+    )
+    demo.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
+    demo.add_argument("--port", type=int, default=0)
+    return parser
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Parse and check the words: the usage errors the words alone show surface here, before any connection."""
+    options, command = _split_command(argv)
+    name = next((word for word in options if not word.startswith("-")), None)
+    after = {"call": "TOOL", "call-table": "TOOL", **CATALOG_COMMANDS}.get(name or "")
+    if after and command and argv.count("--") < 2:
+        raise UsageError(
+            f"{name} needs a second '--' after the server's command line, before {after}.",
+            hint=f"knime-mcp {name} -- COMMAND WORDS -- {after} …",
+        )
+    args = _parser().parse_args(options)
+    server = getattr(args, "server", None)
+    tool = getattr(args, "tool", None)
+    if command and server:
+        raise UsageError("Give either a server URL or '--' and a command line, not both.")
+    if tool is not None and server is None and not command and ("://" in tool or _HOST_PORT.match(tool)):
+        raise UsageError(
+            f"{args.command} needs the name of the tool to call after the server {tool!r}.",
+            hint=f"'knime-mcp tools {tool}' lists the server's tools.",
+        )
+    if server is not None and not server.startswith(("http://", "https://")):
+        _check_server_word(server)
+        raise UsageError(
+            f"SERVER {server!r} is not an http(s) URL.",
+            hint=f"Write '--' before a stdio server's command line: knime-mcp {args.command} -- {server} …",
+        )
+    for text in getattr(args, "servers", None) or []:
+        _check_server_word(text)
+    _check_patterns(args)
+    return args, command or ([server] if server else [])
+
+
+def _read_arguments(text: str, stdin: TextIO) -> str:
+    """``--args``: JSON itself, ``@FILE`` for a file (arguments past the 128 KB a command-line word may hold), ``-``."""
+    if text == "-":
+        return stdin.read()
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as file:
+                return file.read()
+        except OSError as exc:
+            raise UsageError(f"Cannot read --args file {text[1:]!r}: {exc.strerror or exc}.") from exc
+    return text
+
+
+def _parse_arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}.") from exc
+    if not isinstance(value, dict):
+        raise UsageError('--args must be a JSON object, e.g. \'{"text": "hi"}\'.')
+    return value
+
+
+SignInPrompt = Callable[[str], None] | None
+
+
+def _check_table_output(args: argparse.Namespace) -> None:
+    if args.format in ("arrow", "parquet") and not args.output:
+        raise UsageError(f"--format {args.format} needs --output FILE.")
+    if args.format == "text" and args.output:
+        raise UsageError("--output is for --format json, arrow or parquet; the text table goes to stdout.")
+
+
+def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
+    _check_table_output(args)
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.provider import list_server_tools
+
+    listing = run_sync(
+        list_server_tools,
+        spec,
+        include=args.include,
+        exclude=args.exclude,
+        prefix=args.prefix,
+        schema_mode=args.schema_mode,
+        policy=_tool_policy(args),
+        show_sign_in=show,
+    )
+    return _write_listing(listing, args, out)
+
+
+def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) -> int:
+    """A tools table as ``--format`` and ``--output`` say, and the listing's notes on stderr (``tools`` and
+    ``http-tools``)."""
+    if args.format == "text":
+        from knime_mcp.cli.render import render_tools
+
+        out.write(render_tools(listing.tools))
+    elif args.format == "json":
+        text = json.dumps([tool.to_dict() for tool in listing.tools], indent=2)
+        _write_text(text, args.output, out)
+    else:
+        from knime_mcp.tools.arrow import write_tools
+
+        write_tools(listing.tools, args.output, args.format)
+    for note in listing.notes:
+        print(f"Note: {terminal_safe(note)}", file=sys.stderr)
+    return 0
+
+
+def _write_text(text: str, path: str | None, out: TextIO) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+    else:
+        out.write(text + "\n")
+
+
+def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
+    arguments = _parse_arguments(_read_arguments(args.args, sys.stdin))
+    from knime_mcp.config import ServerRequestPolicy
+    from knime_mcp.mcp.client import McpClient
+    from knime_mcp.mcp.server_requests import ServerRequests, progress_text
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.results import ToolResult
+    from knime_mcp.tools.schema import validate_arguments
+
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        print(f"Progress: {terminal_safe(progress_text(done, total, message))}", file=sys.stderr, flush=True)
+
+    requests = ServerRequests(ServerRequestPolicy(elicitation=args.elicitation))
+
+    async def call() -> ToolResult:
+        async with McpClient(spec, show_sign_in=show, requests=requests) as client:
+            tool = find_named(await client.list_tools(), args.tool, spec, kind="tool")
+            problems = validate_arguments(tool, arguments)
+            if problems:
+                raise ToolCallError(
+                    f"The arguments do not fit tool {tool.name!r}, so it was not called: {'; '.join(problems)}.",
+                    server=spec.display_name,
+                    hint="'knime-mcp tools --format json' with this server shows the tool's input_schema.",
+                )
+            return await client.call_tool(args.tool, arguments, progress=progress)
+
+    result = run_sync(call)
+    print_json(result.to_dict(), out)
+    if result.is_error:
+        raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
+    return 0
+
+
+def _check_output(path: str) -> None:
+    """``call-table --output``: a Parquet file in an existing folder, checked before the first call."""
+    if os.path.splitext(path)[1].lower() != ".parquet":
+        raise UsageError(f"--output must be a .parquet file, not {path!r}.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"The folder of --output {path!r} does not exist.", hint=f"Create it first: mkdir -p {folder}")
+
+
+_CSV_BLOCK_BYTES = 1 << 17
+"""``call-table`` reads CSV 128 KiB at a time (pyarrow's default, 1 MiB, made batches of tens of thousands of rows),
+so results are written and progress shown every few thousand rows, and memory holds a few batches however long the
+file."""
+_PARQUET_BATCH_ROWS = 4096
+"""The same for Parquet input (pyarrow's default: 65,536 rows)."""
+
+
+def _open_csv_as_text(path: str) -> Any:
+    """A CSV file's batches with every column as text, so each value reaches its parameter as written (``007``
+    stays ``007`` for a string) and is converted by the parameter's JSON type alone. An empty cell is missing, and
+    leaves its parameter out; a quoted empty cell (``""``) is the empty string."""
+    import pyarrow as pa
+    import pyarrow.csv
+
+    names = pyarrow.csv.open_csv(path).schema.names
+    return pyarrow.csv.open_csv(
+        path,
+        read_options=pyarrow.csv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
+        convert_options=pyarrow.csv.ConvertOptions(
+            column_types={name: pa.string() for name in names},
+            strings_can_be_null=True,
+            null_values=[""],
+            quoted_strings_can_be_null=False,
+        ),
+    )
+
+
+def _command_call_table(
+    args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO, show: SignInPrompt
+) -> int:
+    """Batches stream from the input file to a Parquet file beside the output, renamed only on success; on a
+    terminal, ``err`` shows a progress bar."""
+    _check_output(args.output)
+
+    import pyarrow.csv
+    import pyarrow.parquet
+
+    from knime_mcp.caller.batches import RESULT_COLUMNS
+    from knime_mcp.caller.table import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
+    from knime_mcp.cli.progress_bar import progress_bar
+    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.dispatch import RetryPolicy
+
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more.")
+    options = CallerOptions(
+        mapping=args.mapping,
+        # An explicit --concurrency is the user's choice for this tool, whatever its annotations.
+        concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
+        concurrent_writes=args.concurrency is not None,
+        retry=RetryPolicy(attempts=args.retries + 1),
+        on_error=args.on_error,
+        elicitation=args.elicitation,
+    )
+    suffix = os.path.splitext(args.input)[1].lower()
+    if suffix not in (".csv", ".parquet"):
+        raise UsageError(f"--input must be a .csv or .parquet file, not {args.input!r}.")
+    try:
+        if suffix == ".csv":
+            reader, total = _open_csv_as_text(args.input), None
+        else:
+            parquet = pyarrow.parquet.ParquetFile(args.input)
+            reader, total = parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS), parquet.metadata.num_rows
+    except (OSError, pyarrow.ArrowInvalid) as exc:
+        raise UsageError(f"Cannot read {args.input}: {exc}") from exc
+    partial_path = f"{args.output}.partial"
+    writers: list[pyarrow.parquet.ParquetWriter] = []
+    bar = progress_bar(err, total)
+    # The result columns come last; "Is error" may be renamed after an input column, so it is found by position.
+    is_error = [name for name, _ in RESULT_COLUMNS].index("Is error") - len(RESULT_COLUMNS)
+
+    async def write(batch: pyarrow.RecordBatch) -> None:
+        if not writers:
+            writers.append(pyarrow.parquet.ParquetWriter(partial_path, batch.schema))
+        writers[0].write_batch(batch)
+        if bar is not None:
+            bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
+
+    async def call_file() -> CallSummary:
+        async with ClientPool(max_concurrency=options.concurrency, show_sign_in=show) as pool:
+            tool = find_named(await (await pool.client(spec)).list_tools(), args.tool, spec, kind="tool")
+            return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
+
+    try:
+        try:
+            summary = run_sync(call_file)
+        finally:
+            if bar is not None:
+                bar.close()
+            for writer in writers:
+                writer.close()
+    except BaseException:
+        if writers:
+            os.remove(partial_path)
+        raise
+    if not writers:
+        raise UsageError(f"{args.input} has no rows.")
+    os.replace(partial_path, args.output)
+    failed = f", {summary.errors:,} failed (see the Error column)" if summary.errors else ""
+    out.write(f"{summary.rows:,} rows called{failed}; wrote {args.output}\n")
+    return 0
+
+
+def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, show: SignInPrompt) -> int:
+    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
+    from knime_mcp.config import ServerRequestPolicy
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.provider import list_server_tools
+
+    targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
+    targets += [command] if command else []
+    if args.name and len(targets) > 1:
+        raise UsageError("--name names a single server; leave it out with several servers.")
+    specs = [server_spec(words, args) for words in targets] or [demo_server_spec()]
+    model = ChatModelConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout=args.request_timeout,
+    )
+    api_key = resolve_api_key(model)
+    config = AgentConfig(
+        iteration_limit=DEFAULT_ITERATION_LIMIT if args.iteration_limit is None else args.iteration_limit,
+        on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
+        errors="column",
+        max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
+        policy=_tool_policy(args),
+        server_requests=ServerRequestPolicy(elicitation=args.elicitation),
+        resources=args.resources,
+    )
+
+    async def agent() -> AgentRun:
+        tools: list[MCPTool] = []
+        for spec in specs:
+            tools += (await list_server_tools(spec, show_sign_in=show)).tools
+        system = {} if args.system is None else {"system_message": args.system}
+        chat = build_chat_model(model, api_key)
+        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system)
+
+    result = run_sync(agent)  # the tools left out reach stderr as warnings logged by run_agent
+    if args.format == "json":
+        rows = result.conversation.rows(error_column=True)
+        log = [entry.to_dict() for entry in result.log]
+        print_json({"conversation": rows, "tool_calls": log}, out)
+    else:
+        from knime_mcp.cli.render import render_agent_run
+
+        out.write(render_agent_run(result))
+    if result.failure is not None:
+        raise result.failure
+    return 0
+
+
+def _command_demo_server(args: argparse.Namespace) -> int:
+    import errno
+
+    from knime_mcp.demo_server import main as demo_main
+
+    argv = ["--transport", args.transport, "--port", str(args.port)]
+    try:
+        if args.transport == "stdio":
+            print("knime-mcp demo server: speaking MCP over stdin and stdout until stdin closes", file=sys.stderr)
+            return demo_main(argv)
+        with redirect_stdout(sys.stderr):  # its "listening on URL" line: stdout stays free for whatever runs next
+            return demo_main(argv)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise ConfigError(
+            f"Port {args.port} on 127.0.0.1 is already in use.",
+            hint="Choose another --port, or --port 0 for a free one.",
+        ) from exc
+
+
+_CLI_HINTS = (
+    ("the transport setting", "--transport"),
+    ("aise the connect timeout", "aise --connect-timeout"),
+    ("aise the call timeout", "aise --call-timeout"),
+    (
+        "Raise the iteration limit, or let the node ask for a final answer when the limit is reached.",
+        "Raise --iteration-limit, or pass --on-limit final-answer.",
+    ),
+    (
+        "Set the authentication (bearer token, header or basic) and check that the credential is valid.",
+        "Send the credential with --header 'Authorization: Bearer ${VAR}' and check that it is valid.",
+    ),
+    ("put the API key into a KNIME credential", "name the variable that holds the API key with --api-key-env"),
+    (
+        "Connect the credentials flow variable that holds the API key to this node.",
+        "Name the environment variable that holds the API key with --api-key-env.",
+    ),
+)
+"""The core's hints name KNIME settings; on the command line the same advice names the flags."""
+
+
+def _cli_hint(hint: str | None) -> str | None:
+    for setting, flag in _CLI_HINTS:
+        hint = hint.replace(setting, flag) if hint else hint
+    return hint
+
+
+class _OneLine(logging.Formatter):
+    """One line per log record; the traceback only with ``--verbose``."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self._verbose = verbose
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._verbose:
+            return terminal_safe(super().format(record))
+        cause = f"{type(record.exc_info[1]).__name__}; " if record.exc_info and record.exc_info[1] else ""
+        return terminal_safe(f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)")
+
+
+@contextmanager
+def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
+    """Route the SDK's log records (warnings and up) to ``err``, for the length of one command."""
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine(verbose))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: TextIO) -> int:
+    if args.command == "demo-server":
+        return _command_demo_server(args)
+    if args.command == HTTP_COMMAND:
+        _check_table_output(args)
+        return _write_listing(http_listing(args, _tool_policy(args)), args, out)
+    show = _sign_in_prompt(err)
+    if args.command == "agent":
+        return _command_agent(args, target, out, show)
+    spec = server_spec(target, args)
+    match args.command:
+        case "tools":
+            return _command_tools(args, spec, out, show)
+        case "call-table":
+            return _command_call_table(args, spec, out, err, show)
+        case "login":
+            return _command_login(spec, out, err)
+        case "logout":
+            return _command_logout(spec, out)
+        case command if command in CATALOG_COMMANDS:
+            return run_catalog_command(
+                args, spec, out, show, lambda text: _parse_arguments(_read_arguments(text, sys.stdin))
+            )
+    return _command_call(args, spec, out, show)
+
+
+def _command_login(spec: ServerSpec, out: TextIO, err: TextIO) -> int:
+    """Sign in afresh (the client registration is kept) and store the tokens for every later command."""
+    from knime_mcp.auth import spec_token_store
+    from knime_mcp.mcp.client import McpClient
+    from knime_mcp.mcp.sync import run_sync
+
+    if spec.auth.kind != "oauth":
+        raise UsageError("login signs in with OAuth to an http(s) server; --auth must be oauth, or left out.")
+    store = spec_token_store(spec)
+    store.forget_tokens()
+
+    async def sign_in() -> int:
+        async with McpClient(spec, show_sign_in=_sign_in_prompt(err, person=True)) as client:
+            return len(await client.list_tools())
+
+    tools = run_sync(sign_in)
+    out.write(f"Signed in to {spec.display_name} ({tools} tools); the sign-in is kept in {store.path}\n")
+    return 0
+
+
+def _command_logout(spec: ServerSpec, out: TextIO) -> int:
+    from knime_mcp.auth import forget_server
+
+    forgotten = forget_server(spec.target)
+    said = f"removed {forgotten} stored sign-in{'s' if forgotten != 1 else ''}" if forgotten else "no stored sign-in"
+    out.write(f"Signed out of {spec.display_name} ({said}).\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one command and return its exit code; errors go to ``err`` as ``Error: …``."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        try:
+            args, target = _parse(list(sys.argv[1:] if argv is None else argv))
+        except SystemExit as exc:  # --help and --version
+            return exc.code if isinstance(exc.code, int) else 0
+        with _logging_to(err, args.verbose):
+            return _run_command(args, target, out, err)
+    except McpToolError as exc:
+        exc.hint = _cli_hint(exc.hint)
+        print(f"Error: {terminal_safe(str(exc))}", file=err)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("Error: interrupted.", file=err)
+        return 130
+    except Exception as exc:  # the CLI's one boundary: anything unexpected still gets a message and exit code 1
+        print(f"Error: {type(exc).__name__}: {terminal_safe(str(exc))}", file=err)
+        return 1
+
+
+def run() -> NoReturn:
+    """The console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Plain-text rendering for terminals (tool lists, agent runs); no third-party imports, so CLI output stays fast.
+
+Whatever a server wrote (tool names, descriptions, results, errors) goes through :func:`terminal_safe` before the CLI
+prints it, so a server cannot drive the terminal it is shown in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from knime_mcp.redaction import redact
+
+if TYPE_CHECKING:
+    from knime_mcp.agent.loop import AgentRun
+    from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["render_agent_run", "render_tools", "terminal_safe"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls but tab and newline, DEL, and C1 controls (U+0080 to U+009F; U+009B is an 8-bit escape sequence)."""
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but newline and tab written as a ``\\uXXXX`` escape.
+
+    A server's text must not move the cursor, clear the screen, rename the window, hide lines behind a carriage
+    return or plant a hyperlink: all of that starts with such a character (ESC above all), and escaped it prints as
+    plain text. The escape is JSON's, so JSON output stays JSON, with the same strings.
+    """
+    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _flags(tool: MCPTool) -> str:
+    hints = tool.annotations
+    marks = [
+        ("read-only", hints.read_only),
+        ("destructive", hints.destructive),
+        ("idempotent", hints.idempotent),
+    ]
+    return ",".join(label for label, on in marks if on) or "-"
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def render_tools(tools: Sequence[MCPTool], width: int | None = None) -> str:
+    """One line per tool: name, hints, parameters and description, clipped to the terminal width."""
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    rows = [_tool_row(tool) for tool in tools]
+    header = ("NAME", "HINTS", "PARAMETERS", "DESCRIPTION")
+    param_w = min(max([len(header[2]), *(len(r[2]) for r in rows)]), 40)
+    clipped = [(name, flags, _clip(params, param_w), desc) for name, flags, params, desc in [header, *rows]]
+    used = sum(max(len(row[i]) for row in clipped) + 2 for i in range(3))
+    desc_w = max(width - used, 20)
+    lines = _aligned([(*row[:3], _clip(row[3], desc_w)) for row in clipped])
+    lines.append(f"{len(rows)} tool{'s' if len(rows) != 1 else ''}")
+    return "\n".join(lines) + "\n"
+
+
+def _tool_row(tool: MCPTool) -> tuple[str, str, str, str]:
+    """Name, hints, parameters and description; what the server wrote is made :func:`terminal_safe` before it is
+    measured for the columns."""
+    parameters = ", ".join(tool.parameter_schema.get("properties", {}))
+    return terminal_safe(tool.name), _flags(tool), terminal_safe(parameters), terminal_safe(tool.description)
+
+
+def render_agent_run(run: AgentRun) -> str:
+    """The conversation, one block per message, then the tool-call log as aligned columns."""
+    lines = []
+    for row in run.conversation.rows():
+        label = row["Role"] + (f" {row['Tool Name']} [{row['Tool Call ID']}]" if row["Role"] == "tool" else "")
+        if row["Content"]:
+            lines.append(f"[{label}] {row['Content']}")
+        for call in json.loads(row["Tool Calls"] or "[]"):
+            arguments = json.dumps(redact(call["arguments"]), ensure_ascii=False)
+            lines.append(f"[{label}] -> {call['name']} {arguments} [{call['id']}]")
+        if row["Images"]:
+            lines.append(f"[{label}] ({len(json.loads(row['Images']))} image(s))")
+    header = ("TURN", "ID", "TOOL", "KIND", "SERVER", "STATUS", "MS", "SIZE", "ERROR")
+    table = [header] + [
+        (str(e.turn), e.tool_call_id, e.tool, e.kind, e.server or "-", e.status, f"{e.duration_ms:.0f}",
+         str(e.result_size), " ".join((e.error or "").split()))
+        for e in run.log
+    ]  # fmt: skip
+    lines = [*map(terminal_safe, lines), "", f"Tool calls: {len(run.log)}"]
+    lines += _aligned([tuple(map(terminal_safe, row)) for row in table])
+    return "\n".join(lines) + "\n"
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as lines of left-aligned columns two spaces apart; the last column is left as long as it is."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return lines

@@ -1,0 +1,185 @@
+"""The synchronous facade: KNIME nodes and plain scripts call the async core through one background event loop.
+
+Each operation is written once, in async; this module only forwards. :func:`run_sync` runs one coroutine function
+(a whole node execution) and cancels it when ``cancelled()`` turns true, which is how KNIME's cancel button reaches
+calls in flight. :class:`SyncMcpClient` keeps one loop and one session for its whole lifetime.
+
+    with SyncMcpClient(ServerSpec(target="http://127.0.0.1:8000/mcp")) as client:
+        print(client.call_tool("echo", {"text": "hi"}).text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from contextlib import AbstractContextManager
+from functools import partial
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
+from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent
+from knime_mcp.errors import CancelledByUser
+from knime_mcp.mcp.client import McpClient
+from knime_mcp.tools.results import ToolResult
+from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["CallerThread", "ProgressCallback", "SyncMcpClient", "run_sync"]
+
+T = TypeVar("T")
+
+_POLL_SECONDS = 0.1
+
+
+ProgressCallback = Callable[[float, str], None]
+
+
+class _LatestProgress:
+    """Keeps the newest progress report from the loop thread for the caller's thread to forward."""
+
+    def __init__(self) -> None:
+        self._value: tuple[float, str] | None = None
+
+    def __call__(self, fraction: float, message: str) -> None:
+        self._value = (fraction, message)
+
+    def take(self) -> tuple[float, str] | None:
+        value, self._value = self._value, None
+        return value
+
+
+class CallerThread:
+    """Runs blocking functions in the thread that called :func:`run_sync`, for APIs bound to it (KNIME's
+    execution context runs workflow tools); the event loop awaits them without blocking other calls.
+
+    A job whose task is cancelled before the caller's thread took it is dropped: once cancelled, :func:`run_sync`
+    stops serving jobs, so waiting for it would keep the run from ever ending."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((partial(func, *args), future))
+        try:
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            future.cancel()  # not taken yet: the caller's thread skips it, and the waiting worker thread ends
+            raise
+
+    def _serve_pending(self) -> None:
+        while True:
+            try:
+                job, future = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the awaiting task, which decides
+                future.set_exception(exc)
+
+
+def run_sync(
+    func: Callable[..., Awaitable[T]],
+    *args: Any,
+    cancelled: Callable[[], bool] | None = None,
+    progress: ProgressCallback | None = None,
+    caller_thread: CallerThread | None = None,
+    **kwargs: Any,
+) -> T:
+    """Run ``func(*args, **kwargs)`` on a fresh event loop in a background thread and return its result.
+
+    ``cancelled`` and ``progress`` are called only in the caller's thread (KNIME's context is not meant to be
+    used from others): ``cancelled`` is polled ten times a second, and once true the work is cancelled and
+    :class:`CancelledByUser` raised; ``func`` receives a ``progress`` keyword whose newest report is forwarded.
+    Jobs sent to ``caller_thread`` run here, between polls.
+    """
+    latest = _LatestProgress()
+    if progress is not None:
+        kwargs["progress"] = latest
+    with start_blocking_portal() as portal:
+        future = portal.start_task_soon(partial(func, *args, **kwargs))
+        while True:
+            try:
+                return future.result(timeout=_POLL_SECONDS)
+            except concurrent.futures.TimeoutError:
+                pass
+            except concurrent.futures.CancelledError:
+                raise CancelledByUser() from None
+            finally:
+                if progress is not None and (report := latest.take()) is not None:
+                    progress(*report)
+            if caller_thread is not None:
+                caller_thread._serve_pending()
+            if cancelled is not None and cancelled():
+                future.cancel()
+
+
+class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
+    """A blocking :class:`McpClient`: one event loop thread and one session for the client's lifetime.
+
+    The portal opens and closes the session; calls go straight to its asyncio loop, without the portal's task
+    group and cancel scope around each, which a call of a millisecond would notice."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._client = McpClient(*args, **kwargs)
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session_cm: AbstractContextManager[McpClient] | None = None
+
+    def __enter__(self) -> SyncMcpClient:
+        self._portal_cm = start_blocking_portal(backend="asyncio")
+        portal = self._portal_cm.__enter__()
+        try:
+            self._session_cm = portal.wrap_async_context_manager(self._client)
+            self._session_cm.__enter__()
+            self._loop = portal.call(asyncio.get_running_loop)
+        except BaseException as exc:
+            self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._portal_cm is not None and self._session_cm is not None
+        self._loop = None
+        try:
+            self._session_cm.__exit__(exc_type, exc, tb)
+        finally:
+            self._portal_cm.__exit__(exc_type, exc, tb)
+
+    def _call(self, func: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
+        if self._loop is None:
+            raise RuntimeError("Open the SyncMcpClient with 'with' before using it.")
+        return asyncio.run_coroutine_threadsafe(func(*args, **kwargs), self._loop).result()
+
+    def list_tools(self) -> list[MCPTool]:
+        return self._call(self._client.list_tools)
+
+    def call_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> ToolResult:
+        return self._call(self._client.call_tool, tool_name, arguments, timeout=timeout)
+
+    def list_resources(self) -> list[MCPResource]:
+        return self._call(self._client.list_resources)
+
+    def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        return self._call(self._client.list_resource_templates)
+
+    def read_resource(self, uri: str, *, max_bytes: int | None = None) -> list[ResourceContent]:
+        return self._call(self._client.read_resource, uri, max_bytes=max_bytes)
+
+    def list_prompts(self) -> list[MCPPrompt]:
+        return self._call(self._client.list_prompts)
+
+    def get_prompt(self, prompt: str | MCPPrompt, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        return self._call(self._client.get_prompt, prompt, arguments)

@@ -1,0 +1,250 @@
+"""The transport layer: turns a ServerSpec into the SDK's (read, write) streams. Only this module knows about URLs,
+commands and the ``auto`` choice; the client above it sees streams, never sockets or processes.
+
+Every HTTP session borrows one connection pool (:class:`HttpPool`): creating an SDK HTTP client with its own TLS
+context costs tens of milliseconds, a client over a shared transport costs microseconds.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import mcp.client.sse
+import mcp.client.stdio
+from anyio.abc import ByteReceiveStream
+from anyio.streams.text import TextReceiveStream
+from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError
+from knime_mcp.mcp.diagnostics import Diagnostics
+from knime_mcp.mcp.legacy_sse import bounded_events, ending_on_refusal
+from knime_mcp.mcp.stdin_watch import watching_stdin
+from knime_mcp.mcp.stream_watch import watch_streams
+from knime_mcp.urlguard import PinnedHost
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "ConcreteTransport",
+    "HttpPool",
+    "candidate_transports",
+    "open_transport",
+]
+
+ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message a server may send in one server-sent event (SSE, and Streamable HTTP answering with an event
+stream), or as one JSON response body (Streamable HTTP answering with ``application/json``): the SDK's default of
+1 MiB per event loses any larger tool result, and with it the session, and it reads JSON bodies without a limit."""
+
+FALLBACK_STATUSES = frozenset({400, 404, 405})
+"""Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE; never when the
+server asked for authentication (:attr:`Diagnostics.challenge`)."""
+
+
+def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
+    """The transports to try, in order, for the spec's transport setting."""
+    match spec.transport:
+        case "auto" if not spec.is_url:
+            return ("stdio",)
+        case "auto" if urlsplit(spec.target).path.rstrip("/").endswith("/sse"):
+            return ("sse",)
+        case "auto":
+            return ("streamable-http", "sse")
+        case kind:
+            return (kind,)
+
+
+class _BorrowedTransport(httpx2.AsyncBaseTransport):
+    """Sends through the pool's transports; closing a borrowing client leaves the pool open.
+
+    With a ``pin``, every request goes to the pinned address, with the host name kept in the Host header and in
+    TLS (server name and certificate check), so the connection cannot follow a later DNS answer elsewhere. The SDK
+    keeps a session's requests on the endpoint's origin, so no request is for another host.
+    """
+
+    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None, diagnostics: Diagnostics | None = None) -> None:
+        self._pool = pool
+        self._pin = pin
+        self._diagnostics = diagnostics
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        transport = self._pool.route(request.url)
+        if self._pin is not None:
+            request.url = request.url.copy_with(host=self._pin.address)
+            request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
+        response = await transport.handle_async_request(request)
+        if self._diagnostics is not None:
+            self._diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
+        return response
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _ReportingClient(httpx2.AsyncClient):
+    """Tells a session's diagnostics how each request finally ended, after what its OAuth provider did: a 401 that
+    the provider answers with a refresh, or a 403 with a step-up, is no refusal when the retried request succeeds."""
+
+    def __init__(self, diagnostics: Diagnostics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._diagnostics = diagnostics
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        try:
+            response = await super().send(request, **kwargs)
+        except Exception as error:
+            await self._diagnostics.record_failure(request, error)
+            raise
+        await self._diagnostics.record_outcome(response)
+        return response
+
+
+class HttpPool:
+    """One connection pool for every HTTP session of a run, and one per proxy in use; whoever creates it closes it.
+
+    A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
+    :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system proxy
+    on Windows and macOS; only ``NO_PROXY`` lists exceptions).
+    """
+
+    def __init__(self) -> None:
+        self._direct = httpx2.AsyncHTTPTransport()
+        self._proxy_settings = urllib.request.getproxies()
+        self._proxied: dict[str, httpx2.AsyncHTTPTransport] = {}
+
+    def route(self, url: httpx2.URL) -> httpx2.AsyncBaseTransport:
+        """The transport for a request to ``url``: direct, or through the proxy the settings name for it."""
+        proxy = self._proxy_settings.get(url.scheme) or self._proxy_settings.get("all")
+        if not proxy or urllib.request.proxy_bypass_environment(url.host, self._proxy_settings):
+            return self._direct
+        proxy = proxy if "://" in proxy else f"http://{proxy}"
+        if proxy not in self._proxied:
+            self._proxied[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
+        return self._proxied[proxy]
+
+    def client(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+        *,
+        diagnostics: Diagnostics | None = None,
+        pin: PinnedHost | None = None,
+    ) -> httpx2.AsyncClient:
+        """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
+        options: dict[str, Any] = {
+            "headers": headers,
+            "timeout": timeout,
+            "auth": auth,
+            "transport": _BorrowedTransport(self, pin, diagnostics),
+        }
+        if diagnostics is None:
+            return httpx2.AsyncClient(**options)
+        hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
+        return _ReportingClient(diagnostics, event_hooks=hooks, **options)
+
+    async def aclose(self) -> None:
+        for transport in (self._direct, *self._proxied.values()):
+            await transport.aclose()
+
+
+def _http_timeout(spec: ServerSpec) -> httpx2.Timeout:
+    # Reads stay unbounded here: a call's own timeout (in the session) bounds each request, and SSE streams idle.
+    return httpx2.Timeout(spec.timeouts.connect, read=None)
+
+
+@asynccontextmanager
+async def open_transport(
+    spec: ServerSpec,
+    kind: ConcreteTransport,
+    *,
+    headers: dict[str, str],
+    env: dict[str, str],
+    pool: HttpPool,
+    diagnostics: Diagnostics,
+    pin: PinnedHost | None = None,
+    auth: httpx2.Auth | None = None,
+) -> AsyncIterator[TransportStreams]:
+    """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored.
+    ``pin``: the checked address of a server from data, which every HTTP request goes to; ``auth``: the OAuth
+    provider (:mod:`knime_mcp.auth`) that authorizes every HTTP request."""
+    match kind:
+        case "stdio":
+            command = spec.command
+            if not command:
+                raise ConfigError("The stdio command line is empty.", server=spec.display_name)
+            params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
+            with watching_stdin(diagnostics.undelivered):
+                async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
+                    yield watch_streams(streams, diagnostics, written_when_handed=True)
+        case "streamable-http":
+            async with (
+                pool.client(
+                    headers=headers, timeout=_http_timeout(spec), auth=auth, diagnostics=diagnostics, pin=pin
+                ) as http,
+                streamable_http_client(spec.target, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams,
+            ):
+                yield watch_streams(streams, diagnostics)
+        case "sse":
+            async with sse_client(
+                spec.target,
+                headers=headers,
+                timeout=spec.timeouts.connect,
+                sse_read_timeout=_SSE_IDLE_SECONDS,
+                auth=auth,
+                httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
+            ) as streams:
+                diagnostics.end_on_refusal = ending_on_refusal(streams)
+                yield watch_streams(streams, diagnostics)
+
+
+# ``sse_client`` takes no event limit and opens its stream through this name of its module, so the limit is set there.
+mcp.client.sse.sse_within_origin = bounded_events(mcp.client.sse.sse_within_origin, lambda: MAX_MESSAGE_BYTES)
+
+
+class _WholeLines(TextReceiveStream):
+    """A stdio server's stdout, handed on in whole lines only (the rest of a line is held back until its end comes).
+
+    The SDK's reader joins what it holds of a line with each new chunk and splits the result again, copying and
+    rescanning a long line once per 64 KiB read: a 40 MB reply took seconds, quadratic in its size. Given whole lines
+    it holds nothing, so reading is linear. Text without a final line end is handed on at the end of the stream,
+    where the SDK drops it as before."""
+
+    def __init__(self, transport_stream: ByteReceiveStream, encoding: str = "utf-8", errors: str = "strict") -> None:
+        super().__init__(transport_stream, encoding, errors)
+        self._partial: list[str] = []
+
+    async def receive(self) -> str:
+        while True:
+            try:
+                chunk = await super().receive()
+            except anyio.EndOfStream:
+                if not self._partial:
+                    raise
+                rest, self._partial = "".join(self._partial), []
+                return rest
+            end = chunk.rfind("\n") + 1
+            if not end:
+                self._partial.append(chunk)
+                continue
+            lines, self._partial = "".join([*self._partial, chunk[:end]]), [chunk[end:]] if end < len(chunk) else []
+            return lines
+
+
+# ``stdio_client`` reads the server's stdout through this name of its module.
+mcp.client.stdio.TextReceiveStream = _WholeLines  # type: ignore[misc]
+
+_SSE_IDLE_SECONDS = 3600.0
+"""How long an SSE stream may stay silent; long-running tools keep it idle between events."""

@@ -1,0 +1,187 @@
+"""Tool policy: which tools a workflow lets a model (or a Tool Caller row) call at all.
+
+A pure layer above :mod:`knime_mcp.tools.tool`: the provider applies it to the tool list, the dispatcher checks it
+before every call. A blocked tool is never called; its reason is written for the model, which passes it on to the person
+who can change the setting.
+
+    policy = ToolPolicy(deny="^delete_", destructive="block")
+    allowed, notes = policy.apply(tools)
+    reason = policy.check(tool)          # None when the tool may be called
+
+The destructive-tool rule follows the MCP specification's defaults for a tool that has annotations (``readOnlyHint``
+false, ``destructiveHint`` true). A tool with no behaviour hint at all (most FastMCP and ``mcp`` 1.x servers) counts
+as destructive in the specification too, but blocking it would leave such servers without a usable tool; so by
+default it is allowed and named in :attr:`ToolOffer.unannotated`, and ``unannotated_destructive=True`` blocks it.
+A tool that can only run as an MCP task is never offered or called (:func:`task_refusal`), whatever the policy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from knime_mcp.errors import ConfigError
+from knime_mcp.tools.names import compile_name_pattern
+from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "task_refusal", "unannotated_note"]
+
+DestructiveMode = Literal["allow", "block", "read_only"]
+"""``allow``: any tool; ``block``: no tool the annotations call destructive; ``read_only``: only read-only tools."""
+
+_ASK = "ask the workflow builder to"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolPolicy:
+    """Allow-list, deny-list and destructive-tool rule; the default blocks destructive tools only.
+
+    Both lists match tool names ignoring case: a server may name its tool ``Delete_File`` as well as
+    ``delete_file``, and a deny-list ``delete_.*`` must block both.
+
+    policy = ToolPolicy(allow="get_.*|search", destructive="read_only")
+    policy.check(tool)  # "tool 'delete_record' is not annotated read-only and ..."
+    """
+
+    allow: str | None = None
+    """A regular expression; when set, a tool may be called only if it matches the tool's whole name (ignoring
+    case)."""
+
+    deny: str | None = None
+    """A regular expression; a tool whose name it matches anywhere (ignoring case) is blocked, even when the
+    allow-list admits it."""
+
+    destructive: DestructiveMode = "block"
+    """What to do with tools that may change or delete data, judged by their MCP annotations."""
+
+    unannotated_destructive: bool = False
+    """Count a tool without any MCP behaviour hint as destructive, as the specification does; by default it is
+    allowed (and named in the offer's warning) unless ``destructive`` is ``read_only``."""
+
+    _allow: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _deny: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.destructive not in get_args(DestructiveMode):
+            raise ConfigError(
+                f"Unknown destructive-tool policy {self.destructive!r}; use one of "
+                f"{', '.join(get_args(DestructiveMode))}."
+            )
+        object.__setattr__(self, "_allow", _ignoring_case(compile_name_pattern(self.allow, "tool allow-list")))
+        object.__setattr__(self, "_deny", _ignoring_case(compile_name_pattern(self.deny, "tool deny-list")))
+
+    def check(self, tool: MCPTool) -> str | None:
+        """Why ``tool`` must not be called, in words for the model; ``None`` when it may be called.
+
+        Both the offered name and the server's own name are tested, so a pattern written against either works.
+        """
+        if (listed := self.check_names(tool.name, tool.tool_name)) is not None:
+            return listed
+        hints = tool.annotations
+        if self.destructive == "read_only" and not hints.read_only:
+            return (
+                f"tool {tool.name!r} is not annotated read-only and the tool policy allows read-only tools only; "
+                f"{_ASK} allow tools that write"
+            )
+        if self.destructive == "block" and hints.destructive and hints.annotated:
+            return (
+                f"tool {tool.name!r} is annotated destructive and the destructive-tool policy blocks it; "
+                f"{_ASK} allow destructive tools"
+            )
+        if self.destructive == "block" and hints.destructive and self.unannotated_destructive:
+            return (
+                f"tool {tool.name!r} has no MCP annotations, which the tool policy counts as destructive; "
+                f"{_ASK} allow unannotated or destructive tools"
+            )
+        return None
+
+    def check_names(self, name: str, *aliases: str) -> str | None:
+        """Why a tool named ``name`` (or any of its ``aliases``) must not be called by the allow-list and the
+        deny-list alone; the whole check for the agent's own read-only tools, which have no annotations to judge."""
+        names = (name, *aliases)
+        if self._deny is not None and any(self._deny.search(each) for each in names):
+            return f"tool {name!r} matches the tool deny-list {self.deny!r}; {_ASK} change the deny-list"
+        if self._allow is not None and not any(self._allow.fullmatch(each) for each in names):
+            return f"tool {name!r} is not on the tool allow-list {self.allow!r}; {_ASK} add it to the allow-list"
+        return None
+
+    def apply(self, tools: Iterable[MCPTool]) -> tuple[list[MCPTool], list[str]]:
+        """The tools that may be called, in their order, and one note per tool left out (its reason)."""
+        allowed: list[MCPTool] = []
+        notes: list[str] = []
+        for tool in tools:
+            reason = self.check(tool)
+            if reason is None:
+                allowed.append(tool)
+            else:
+                notes.append(reason)
+        return allowed, notes
+
+    def offer(self, tools: Iterable[MCPTool]) -> ToolOffer:
+        """What a model may be offered: the tools the policy allows that can run here, and why the others are not."""
+        offered: list[MCPTool] = []
+        left_out: list[str] = []
+        for tool in tools:
+            reason = task_refusal(tool) or self.check(tool)
+            if reason is None:
+                offered.append(tool)
+            else:
+                left_out.append(reason)
+        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))
+
+    def unannotated(self, allowed: Iterable[MCPTool]) -> list[str]:
+        """The names of allowed tools without any MCP behaviour hint: tools the destructive-tool rule could not
+        judge (empty unless the rule is ``block``; with ``unannotated_destructive`` none is allowed)."""
+        if self.destructive != "block":
+            return []
+        return [tool.name for tool in allowed if not tool.annotations.annotated]
+
+
+def _ignoring_case(pattern: re.Pattern[str] | None) -> re.Pattern[str] | None:
+    """``pattern`` matching without regard to case; a policy must not be dodged by a capital letter."""
+    return None if pattern is None else re.compile(pattern.pattern, re.IGNORECASE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOffer:
+    """The tools a model is offered, and what a node warning and the log say about the rest.
+
+    offer = ToolPolicy().offer(tools)
+    model.bind_tools(offer.tools); warn(offer.warnings)
+    """
+
+    tools: list[MCPTool]
+    """The tools that may be called, in their order."""
+
+    left_out: list[str]
+    """One reason per tool not offered (blocked by the policy, or runnable only as a task)."""
+
+    unannotated: list[str]
+    """Offered tools whose server gave no behaviour hints, so the destructive-tool rule could not judge them."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """Lines for a node warning or the CLI's stderr; empty when every tool is offered as judged."""
+        lines = [f"Not offered to the model: {reason}" for reason in self.left_out]
+        return lines + ([unannotated_note(self.unannotated)] if self.unannotated else [])
+
+
+def unannotated_note(names: Iterable[str]) -> str:
+    """The warning that names tools allowed although their server sent no annotations."""
+    listed = ", ".join(map(repr, names))
+    return (
+        f"Offered without MCP annotations, so not known to be safe: {listed}; switch on 'Treat unannotated tools as "
+        "destructive' (CLI: --unannotated-destructive) to block them"
+    )
+
+
+def task_refusal(tool: MCPTool) -> str | None:
+    """Why ``tool`` cannot be called here (it runs only as an MCP task), in words for the model; else None."""
+    if not tool.task_required:
+        return None
+    return (
+        f"tool {tool.name!r} can only run as an MCP task (execution.taskSupport 'required'), which knime-mcp does not "
+        "support yet"
+    )

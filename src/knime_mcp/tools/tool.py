@@ -1,0 +1,293 @@
+"""MCPTool: one server tool as this project's own frozen value, converted from the SDK at the boundary.
+
+``name`` is what tables and models see (unique in its table, possibly prefixed or sanitised); ``tool_name`` is the
+server's own name, used for the call. SDK models never travel further than :meth:`MCPTool.from_sdk`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cache, cached_property
+from json.encoder import encode_basestring_ascii as _quote
+from typing import Any, Literal, get_args
+
+import mcp_types
+from pydantic_core import from_json, to_json
+
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError
+from knime_mcp.http.operation import HttpOperation
+from knime_mcp.seal import tool_sealer
+
+__all__ = [
+    "TASK_REQUIRED_NOTE",
+    "MCPTool",
+    "TaskSupport",
+    "ToolAnnotations",
+    "compact_json",
+    "policy_facts",
+]
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""A tool's ``execution.taskSupport``: whether it may, or must, run as an MCP task; absent means ``forbidden``."""
+
+_TASK_SUPPORTS = frozenset(get_args(TaskSupport))
+
+TASK_REQUIRED_NOTE = (
+    "runs only as an MCP task (execution.taskSupport 'required'), which knime-mcp cannot run yet: the agent does not "
+    "offer it and calls of it are refused"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolAnnotations:
+    """Behaviour hints, with the MCP specification's defaults for hints a server leaves out."""
+
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = True
+
+    annotated: bool = False
+    """Whether the server sent at least one behaviour hint. Without any, the values above are only the spec's
+    defaults (a destructive tool), which most FastMCP and ``mcp`` 1.x servers leave every tool with."""
+
+    def __post_init__(self) -> None:
+        """A table may hold anything here; a hint such as ``"no"`` would count as true in the tool policy."""
+        if wrong := [name for name in _HINTS if not isinstance(getattr(self, name), bool)]:
+            raise ConfigError(f"The annotation {wrong[0]!r} is not true or false.")
+
+    @cached_property
+    def cell_json(self) -> str:
+        """The annotations as a table's JSON cell holds them, made once per value (values are shared by the tools of
+        a listing, :func:`_sdk_hints`)."""
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @cached_property
+    def hints_json(self) -> str:
+        """The hints as :func:`policy_facts` holds them, byte for byte as ``json.dumps`` writes them: tables keep
+        seals of these facts."""
+        return "[" + ",".join("true" if getattr(self, hint) else "false" for hint in _HINTS) + "]"
+
+    @property
+    def retry_safe(self) -> bool:
+        """Whether repeating a call cannot change more than the first call did."""
+        return self.read_only or self.idempotent
+
+    @property
+    def concurrency_safe(self) -> bool:
+        """Whether calls may overlap: a tool that only reads, or whose repeats change nothing and destroy nothing.
+        Overlapping calls of a tool that writes can overwrite each other (a read-modify-write of one file)."""
+        return self.read_only or (self.idempotent and not self.destructive)
+
+    @classmethod
+    def from_sdk(cls, hints: mcp_types.ToolAnnotations | None) -> ToolAnnotations:
+        if hints is None:
+            return _sdk_hints(None, None, None, None)
+        return _sdk_hints(hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint)
+
+
+@cache
+def _sdk_hints(
+    read_only: bool | None, destructive: bool | None, idempotent: bool | None, open_world: bool | None
+) -> ToolAnnotations:
+    """One shared value per combination of hints (the values are frozen): a server lists thousands of tools with
+    a handful of combinations."""
+    if read_only is None and destructive is None and idempotent is None and open_world is None:
+        return ToolAnnotations()
+    default = ToolAnnotations()
+    read_only = _or(read_only, default.read_only)
+    return ToolAnnotations(
+        read_only=read_only,
+        # The spec gives destructive/idempotent meaning only for tools that write.
+        destructive=False if read_only else _or(destructive, default.destructive),
+        idempotent=_or(idempotent, default.idempotent),
+        open_world=_or(open_world, default.open_world),
+        annotated=True,
+    )
+
+
+_HINTS = tuple(hint.name for hint in fields(ToolAnnotations))
+
+
+def _or(value: bool | None, default: bool) -> bool:
+    return default if value is None else value
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCPTool:
+    """A tool of an MCP server, ready to be offered to a model or called row by row.
+
+    tools = await client.list_tools()
+    result = await client.call_tool(tools[0].tool_name, {"text": "hi"})
+    """
+
+    name: str
+    """Unique name in its table; what a model is offered."""
+
+    tool_name: str
+    """The server's own name for the tool, sent with every call."""
+
+    title: str | None = None
+    description: str = ""
+
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    """The JSON Schema of the arguments exactly as the server sent it; arguments are validated against it."""
+
+    parameter_schema: dict[str, Any] = field(default_factory=dict)
+    """The schema a model is offered, after the schema mode (``full`` keeps it, ``simple`` flattens it)."""
+
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    server: ServerSpec
+
+    notes: tuple[str, ...] = ()
+    """What shaping changed, e.g. parameters dropped by the ``simple`` schema mode."""
+
+    task_support: TaskSupport = "forbidden"
+    """Whether the tool may (``optional``) or must (``required``) run as an MCP task."""
+
+    http: HttpOperation | None = None
+    """For an HTTP tool (:mod:`knime_mcp.http`), the request a call makes to ``server``; None for an MCP tool."""
+
+    def __post_init__(self) -> None:
+        """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
+        if (
+            isinstance(self.name, str) and self.name and isinstance(self.tool_name, str) and self.tool_name
+            and isinstance(self.description, str) and (self.title is None or isinstance(self.title, str))
+            and isinstance(self.task_support, str) and self.task_support in _TASK_SUPPORTS
+        ):  # fmt: skip
+            return  # the usual case, checked at once: a provider makes thousands of tools
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError("The tool has no name.")
+        texts = {"tool_name": self.tool_name, "description": self.description}
+        texts["title"] = "" if self.title is None else self.title
+        if wrong := [field for field, value in texts.items() if not isinstance(value, str)]:
+            raise ConfigError(f"The {wrong[0]} of tool {self.name!r} is not text.")
+        if not self.tool_name:
+            raise ConfigError(f"Tool {self.name!r} has no tool_name, the server's name for it.")
+        if self.task_support not in get_args(TaskSupport):
+            raise ConfigError(
+                f"The task_support of tool {self.name!r} is {self.task_support!r}; "
+                f"use one of {', '.join(get_args(TaskSupport))}."
+            )
+
+    @classmethod
+    def read(cls, **values: Any) -> MCPTool:
+        """The tool with these fields, as a table read makes thousands: a frozen dataclass's ``__init__`` sets each
+        field through ``object.__setattr__``, which costs more than the rest of reading a tool. The checks are the
+        constructor's (:meth:`__post_init__`); without every field, this is the constructor."""
+        if values.keys() != _FIELD_NAMES:
+            return cls(**values)
+        tool = object.__new__(cls)
+        object.__setattr__(tool, "__dict__", values)  # a new dict, the call's own
+        tool.__post_init__()
+        return tool
+
+    @property
+    def input_json(self) -> str:
+        """``input_schema`` as compact JSON, made once: shaping reads it, and the tools table holds it. Kept in the
+        instance's ``__dict__`` by hand: ``cached_property`` takes a lock, which costs more than the JSON."""
+        try:
+            return self.__dict__["_input_json"]  # type: ignore[no-any-return]
+        except KeyError:
+            text = self.__dict__["_input_json"] = compact_json(self.input_schema)
+            return text
+
+    @property
+    def policy_facts(self) -> str:
+        """What the tool policy and the task check read, as a table's seal covers it (:func:`policy_facts`)."""
+        return policy_facts(self.name, self.tool_name, self.annotations, self.task_support, self.http)
+
+    @property
+    def kind(self) -> str:
+        """``mcp``, or ``http`` for an HTTP tool: the tool-call log's kind column."""
+        return "mcp" if self.http is None else "http"
+
+    @property
+    def task_required(self) -> bool:
+        """A tool that can only run as an MCP task, which this client cannot run yet."""
+        return self.task_support == "required"
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.tool_name, self.server))
+
+    @classmethod
+    def from_sdk(cls, tool: mcp_types.Tool, server: ServerSpec) -> MCPTool:
+        title = tool.title or (tool.annotations.title if tool.annotations else None)
+        task_support = (tool.execution.task_support if tool.execution else None) or "forbidden"
+        return cls(
+            name=tool.name,
+            tool_name=tool.name,
+            title=title,
+            description=tool.description or "",
+            input_schema=tool.input_schema,
+            parameter_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            annotations=ToolAnnotations.from_sdk(tool.annotations),
+            server=server,
+            notes=(TASK_REQUIRED_NOTE,) if task_support == "required" else (),
+            task_support=task_support,
+        )
+
+    def with_changes(self, **changes: Any) -> MCPTool:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        from knime_mcp.tools.tool_cells import server_to_table
+
+        return {
+            "name": self.name,
+            "tool_name": self.tool_name,
+            "title": self.title,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "parameter_schema": self.parameter_schema,
+            "output_schema": self.output_schema,
+            "annotations": asdict(self.annotations),
+            "server": server_to_table(self.server),
+            "notes": list(self.notes),
+            "task_support": self.task_support,
+            **({"http": self.http.to_dict()} if self.http is not None else {}),
+            "seal": tool_sealer(self.server)(self.policy_facts),
+        }
+
+    def to_json(self) -> str:
+        """The form a KNIME table cell holds (a pure-Python extension cannot add a column type)."""
+        from knime_mcp.tools.tool_cells import ToolWriter
+
+        return ToolWriter().cell(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MCPTool:
+        """The tool as a table holds it; its server counts as chosen by a person only if the tool's seal fits
+        (:class:`knime_mcp.tools.tool_cells.TableReader` reads a whole table)."""
+        from knime_mcp.tools.tool_cells import TableReader
+
+        return TableReader().tool(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> MCPTool:
+        return cls.from_dict(from_json(text))
+
+
+_FIELD_NAMES = frozenset(field.name for field in fields(MCPTool))
+
+
+def policy_facts(
+    name: str, tool_name: str, annotations: ToolAnnotations, task_support: str, http: HttpOperation | None = None
+) -> str:
+    """The fields of a tool that decide whether it may be called, as JSON: what a table's seal covers besides the
+    server, so that editing a sealed tool's name, annotations or HTTP request (a GET made a DELETE) cannot get it
+    past the destructive-tool block."""
+    head = f"[{_quote(name)},{_quote(tool_name)},{annotations.hints_json},{_quote(task_support)}"
+    if http is None:
+        return head + "]"
+    return f"{head},{json.dumps(http.to_dict(), separators=(',', ':'))}]"
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON, several times faster than ``json.dumps``: a tools table holds thousands of
+    schemas. Unlike ``json.dumps`` it keeps non-ASCII text as it is."""
+    return to_json(value).decode()
