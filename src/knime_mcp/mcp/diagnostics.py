@@ -148,6 +148,8 @@ class Diagnostics:
         async def trace(event: str, info: dict[str, Any]) -> None:
             if event.endswith("send_request_headers.started"):
                 self.sent_calls.add(key)
+                # Seen: the request's other events (about ten) need not pass through here.
+                request.extensions["trace"] = outer
             if outer is not None:
                 await outer(event, info)
 
