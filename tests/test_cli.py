@@ -338,7 +338,7 @@ def test_call_table_reads_a_long_csv_file_a_few_thousand_rows_at_a_time(tmp_path
     import pyarrow as pa
     import pyarrow.csv
 
-    from knime_mcp.cli.main import _open_csv_as_text
+    from knime_mcp.cli.call_table import _open_csv_as_text
 
     path = tmp_path / "rows.csv"
     pyarrow.csv.write_csv(pa.table({"text": [f"row {i:08d} of a long table" for i in range(60_000)]}), path)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import re
 import shlex
 import sys
@@ -24,11 +23,20 @@ from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.cli.call_table import run_call_table
 from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
 from knime_mcp.cli.catalog import add_catalog_commands, find_named, print_json, run_catalog_command
 from knime_mcp.cli.http_tools import HTTP_COMMAND, add_http_command, http_listing
 from knime_mcp.cli.render import terminal_safe
-from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
+from knime_mcp.cli.servers import (
+    HOST_PORT,
+    SignInPrompt,
+    check_server_word,
+    common_options,
+    server_options,
+    server_spec,
+)
+from knime_mcp.config import ServerSpec, demo_server_spec
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
 
 if TYPE_CHECKING:
@@ -58,162 +66,6 @@ class _Version(argparse.Action):
 
         print(f"knime-mcp {version('knime-mcp')}")
         parser.exit()
-
-
-def _common_options() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(add_help=False)
-    options.add_argument(
-        "-v", "--verbose", action="store_true", help="show the details (tracebacks) of warnings the SDK logs"
-    )
-    return options
-
-
-def _server_options() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(add_help=False, parents=[_common_options()])
-    group = options.add_argument_group("server")
-    group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
-    group.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="extra HTTP header; secrets only as ${VAR} environment references (a literal one is refused)",
-    )
-    group.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER; "
-        "secrets only as ${VAR} references",
-    )
-    group.add_argument(
-        "--auth",
-        choices=["oauth", "oauth-client-credentials"],
-        help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
-        "server with a stored sign-in uses that",
-    )
-    group.add_argument(
-        "--client-id",
-        help="OAuth: a client registered beforehand, or the https URL of a client ID metadata document (default: "
-        "knime-mcp registers)",
-    )
-    group.add_argument(
-        "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
-    )
-    group.add_argument(
-        "--scope",
-        help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
-        "server names none)",
-    )
-    group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
-    group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
-    group.add_argument("--name", help="display name of the server")
-    group.add_argument(
-        "--roots",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder a stdio server may see (its roots); repeat for more (default: none)",
-    )
-    group.add_argument(
-        "--elicitation",
-        choices=["decline", "defaults"],
-        default="decline",
-        help="a form a tool asks for while it runs: decline it (the call fails), or answer with the form's "
-        "defaults when every field has one",
-    )
-    return options
-
-
-def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
-    """``NAME<separator>VALUE`` words as a dict; a malformed one is named by its position, never quoted, because a
-    header or environment entry missing its name is often a bare secret."""
-    pairs: dict[str, str] = {}
-    for number, value in enumerate(values, start=1):
-        name, found, rest = value.partition(separator)
-        if not found or not name.strip():
-            form = f"NAME{separator.strip() or separator}VALUE"
-            raise UsageError(f"{what} {number} is not of the form {form} (its text is not shown: it may be a secret).")
-        pairs[name.strip()] = rest.strip() if separator == ":" else rest
-    return pairs
-
-
-def _headers(values: Sequence[str]) -> dict[str, str]:
-    """The ``--header`` values; a credential header must reference its secret as ``${VAR}``, as in node settings."""
-    from knime_mcp.config import literal_secret_headers
-
-    headers = _pairs(values, ":", "Header")
-    for name in literal_secret_headers(headers):
-        words = headers[name].split()
-        scheme = words[0] + " " if len(words) > 1 else ""
-        raise UsageError(
-            f"Header {name!r} holds a literal secret; command lines end up in shell histories and process lists.",
-            hint=f"Put the secret into an environment variable and write --header '{name}: {scheme}${{VAR}}' "
-            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
-        )
-    return headers
-
-
-def _environment(values: Sequence[str]) -> dict[str, str]:
-    """The ``--env`` values; one whose name marks a credential must reference its secret as ``${VAR}``."""
-    from knime_mcp.config import literal_secret_env
-
-    env = _pairs(values, "=", "Environment entry")
-    for name in literal_secret_env(env):
-        raise UsageError(
-            f"Environment entry {name!r} holds a literal secret; command lines end up in shell histories and "
-            "process lists.",
-            hint=f"Put the secret into an environment variable and write --env '{name}=${{VAR}}' "
-            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
-        )
-    return env
-
-
-_HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
-"""``localhost:8000/mcp``: a URL without its scheme, never a command anyone means to run."""
-
-
-def _check_server_word(text: str) -> None:
-    if _HOST_PORT.match(text) or text.startswith(("localhost/", "127.0.0.1/")):
-        raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
-
-
-def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
-    """The ServerSpec the command line describes; no target means the bundled demo server."""
-    if not target:
-        return demo_server_spec()
-    text = target[0] if len(target) == 1 and target[0].startswith(("http://", "https://")) else shlex.join(target)
-    return ServerSpec(
-        target=text,
-        transport=args.transport,
-        name=args.name,
-        headers=_headers(args.header),
-        env=_environment(args.env),
-        auth=_auth(text, args),
-        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
-        roots=tuple(os.path.abspath(root) for root in args.roots),
-    )
-
-
-def _auth(target: str, args: argparse.Namespace) -> AuthRef:
-    """``--auth`` and its options; without ``--auth``, OAuth sign-in for a server with a stored sign-in."""
-    kind = args.auth
-    if kind is None and target.startswith(("http://", "https://")):
-        from knime_mcp.auth import OAuthClient, token_store
-
-        stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
-        kind = "oauth" if stored or args.command == "login" else None
-    if kind is None:
-        return AuthRef()
-    if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
-        raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
-    if args.client_secret is not None and not ENV_REF.fullmatch(args.client_secret):
-        raise UsageError(
-            "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
-            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
-        )
-    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope)
 
 
 def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> Callable[[str], None] | None:
@@ -297,7 +149,7 @@ def _parser() -> _Parser:
     parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    server = _server_options()
+    server = server_options()
 
     table_options = _table_options()
     tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
@@ -362,11 +214,11 @@ def _parser() -> _Parser:
     logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
     logout.add_argument("server", help="the server's http(s) URL")
     add_catalog_commands(commands, server)
-    http = add_http_command(commands, [_common_options(), table_options])
+    http = add_http_command(commands, [common_options(), table_options])
     _add_policy_options(http, "allow")
 
     demo = commands.add_parser(
-        "demo-server", parents=[_common_options()], help="run the bundled demo MCP server (loopback only)"
+        "demo-server", parents=[common_options()], help="run the bundled demo MCP server (loopback only)"
     )
     demo.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     demo.add_argument("--port", type=int, default=0)
@@ -388,19 +240,19 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     tool = getattr(args, "tool", None)
     if command and server:
         raise UsageError("Give either a server URL or '--' and a command line, not both.")
-    if tool is not None and server is None and not command and ("://" in tool or _HOST_PORT.match(tool)):
+    if tool is not None and server is None and not command and ("://" in tool or HOST_PORT.match(tool)):
         raise UsageError(
             f"{args.command} needs the name of the tool to call after the server {tool!r}.",
             hint=f"'knime-mcp tools {tool}' lists the server's tools.",
         )
     if server is not None and not server.startswith(("http://", "https://")):
-        _check_server_word(server)
+        check_server_word(server)
         raise UsageError(
             f"SERVER {server!r} is not an http(s) URL.",
             hint=f"Write '--' before a stdio server's command line: knime-mcp {args.command} -- {server} …",
         )
     for text in getattr(args, "servers", None) or []:
-        _check_server_word(text)
+        check_server_word(text)
     _check_patterns(args)
     return args, command or ([server] if server else [])
 
@@ -426,9 +278,6 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError('--args must be a JSON object, e.g. \'{"text": "hi"}\'.')
     return value
-
-
-SignInPrompt = Callable[[str], None] | None
 
 
 def _check_table_output(args: argparse.Namespace) -> None:
@@ -513,120 +362,6 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
     print_json(result.to_dict(), out)
     if result.is_error:
         raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
-    return 0
-
-
-def _check_output(path: str) -> None:
-    """``call-table --output``: a Parquet file in an existing folder, checked before the first call."""
-    if os.path.splitext(path)[1].lower() != ".parquet":
-        raise UsageError(f"--output must be a .parquet file, not {path!r}.")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"The folder of --output {path!r} does not exist.", hint=f"Create it first: mkdir -p {folder}")
-
-
-_CSV_BLOCK_BYTES = 1 << 17
-"""``call-table`` reads CSV 128 KiB at a time (pyarrow's default, 1 MiB, made batches of tens of thousands of rows),
-so results are written and progress shown every few thousand rows, and memory holds a few batches however long the
-file."""
-_PARQUET_BATCH_ROWS = 4096
-"""The same for Parquet input (pyarrow's default: 65,536 rows)."""
-
-
-def _open_csv_as_text(path: str) -> Any:
-    """A CSV file's batches with every column as text, so each value reaches its parameter as written (``007``
-    stays ``007`` for a string) and is converted by the parameter's JSON type alone. An empty cell is missing, and
-    leaves its parameter out; a quoted empty cell (``""``) is the empty string."""
-    import pyarrow as pa
-    import pyarrow.csv
-
-    names = pyarrow.csv.open_csv(path).schema.names
-    return pyarrow.csv.open_csv(
-        path,
-        read_options=pyarrow.csv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
-        convert_options=pyarrow.csv.ConvertOptions(
-            column_types={name: pa.string() for name in names},
-            strings_can_be_null=True,
-            null_values=[""],
-            quoted_strings_can_be_null=False,
-        ),
-    )
-
-
-def _command_call_table(
-    args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO, show: SignInPrompt
-) -> int:
-    """Batches stream from the input file to a Parquet file beside the output, renamed only on success; on a
-    terminal, ``err`` shows a progress bar."""
-    _check_output(args.output)
-
-    import pyarrow.csv
-    import pyarrow.parquet
-
-    from knime_mcp.caller.batches import RESULT_COLUMNS
-    from knime_mcp.caller.table import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
-    from knime_mcp.cli.progress_bar import progress_bar
-    from knime_mcp.mcp.pool import ClientPool
-    from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.dispatch import RetryPolicy
-
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more.")
-    options = CallerOptions(
-        mapping=args.mapping,
-        # An explicit --concurrency is the user's choice for this tool, whatever its annotations.
-        concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
-        concurrent_writes=args.concurrency is not None,
-        retry=RetryPolicy(attempts=args.retries + 1),
-        on_error=args.on_error,
-        elicitation=args.elicitation,
-    )
-    suffix = os.path.splitext(args.input)[1].lower()
-    if suffix not in (".csv", ".parquet"):
-        raise UsageError(f"--input must be a .csv or .parquet file, not {args.input!r}.")
-    try:
-        if suffix == ".csv":
-            reader, total = _open_csv_as_text(args.input), None
-        else:
-            parquet = pyarrow.parquet.ParquetFile(args.input)
-            reader, total = parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS), parquet.metadata.num_rows
-    except (OSError, pyarrow.ArrowInvalid) as exc:
-        raise UsageError(f"Cannot read {args.input}: {exc}") from exc
-    partial_path = f"{args.output}.partial"
-    writers: list[pyarrow.parquet.ParquetWriter] = []
-    bar = progress_bar(err, total)
-    # The result columns come last; "Is error" may be renamed after an input column, so it is found by position.
-    is_error = [name for name, _ in RESULT_COLUMNS].index("Is error") - len(RESULT_COLUMNS)
-
-    async def write(batch: pyarrow.RecordBatch) -> None:
-        if not writers:
-            writers.append(pyarrow.parquet.ParquetWriter(partial_path, batch.schema))
-        writers[0].write_batch(batch)
-        if bar is not None:
-            bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
-
-    async def call_file() -> CallSummary:
-        async with ClientPool(max_concurrency=options.concurrency, show_sign_in=show) as pool:
-            tool = find_named(await (await pool.client(spec)).list_tools(), args.tool, spec, kind="tool")
-            return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
-
-    try:
-        try:
-            summary = run_sync(call_file)
-        finally:
-            if bar is not None:
-                bar.close()
-            for writer in writers:
-                writer.close()
-    except BaseException:
-        if writers:
-            os.remove(partial_path)
-        raise
-    if not writers:
-        raise UsageError(f"{args.input} has no rows.")
-    os.replace(partial_path, args.output)
-    failed = f", {summary.errors:,} failed (see the Error column)" if summary.errors else ""
-    out.write(f"{summary.rows:,} rows called{failed}; wrote {args.output}\n")
     return 0
 
 
@@ -773,7 +508,7 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
         case "tools":
             return _command_tools(args, spec, out, show)
         case "call-table":
-            return _command_call_table(args, spec, out, err, show)
+            return run_call_table(args, spec, out, err, show)
         case "login":
             return _command_login(spec, out, err)
         case "logout":

@@ -1,0 +1,177 @@
+"""The command line's server options: the words that name an MCP server and how to reach it, as a ServerSpec.
+
+Secrets appear only as ``${VAR}`` references: a literal one in a header, an environment entry or an OAuth client
+secret is refused, since command lines end up in shell histories and process lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+from collections.abc import Callable, Sequence
+
+from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
+from knime_mcp.errors import UsageError
+
+__all__ = ["HOST_PORT", "SignInPrompt", "check_server_word", "common_options", "server_options", "server_spec"]
+
+SignInPrompt = Callable[[str], None] | None
+"""How a command shows a person where to sign in to an OAuth server; None in a batch run."""
+
+
+def common_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "-v", "--verbose", action="store_true", help="show the details (tracebacks) of warnings the SDK logs"
+    )
+    return options
+
+
+def server_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False, parents=[common_options()])
+    group = options.add_argument_group("server")
+    group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra HTTP header; secrets only as ${VAR} environment references (a literal one is refused)",
+    )
+    group.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of a stdio server, which inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER; "
+        "secrets only as ${VAR} references",
+    )
+    group.add_argument(
+        "--auth",
+        choices=["oauth", "oauth-client-credentials"],
+        help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
+        "server with a stored sign-in uses that",
+    )
+    group.add_argument(
+        "--client-id",
+        help="OAuth: a client registered beforehand, or the https URL of a client ID metadata document (default: "
+        "knime-mcp registers)",
+    )
+    group.add_argument(
+        "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
+    )
+    group.add_argument(
+        "--scope",
+        help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
+        "server names none)",
+    )
+    group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
+    group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
+    group.add_argument("--name", help="display name of the server")
+    group.add_argument(
+        "--roots",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder a stdio server may see (its roots); repeat for more (default: none)",
+    )
+    group.add_argument(
+        "--elicitation",
+        choices=["decline", "defaults"],
+        default="decline",
+        help="a form a tool asks for while it runs: decline it (the call fails), or answer with the form's "
+        "defaults when every field has one",
+    )
+    return options
+
+
+def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
+    """``NAME<separator>VALUE`` words as a dict; a malformed one is named by its position, never quoted, because a
+    header or environment entry missing its name is often a bare secret."""
+    pairs: dict[str, str] = {}
+    for number, value in enumerate(values, start=1):
+        name, found, rest = value.partition(separator)
+        if not found or not name.strip():
+            form = f"NAME{separator.strip() or separator}VALUE"
+            raise UsageError(f"{what} {number} is not of the form {form} (its text is not shown: it may be a secret).")
+        pairs[name.strip()] = rest.strip() if separator == ":" else rest
+    return pairs
+
+
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    """The ``--header`` values; a credential header must reference its secret as ``${VAR}``, as in node settings."""
+    from knime_mcp.config import literal_secret_headers
+
+    headers = _pairs(values, ":", "Header")
+    for name in literal_secret_headers(headers):
+        words = headers[name].split()
+        scheme = words[0] + " " if len(words) > 1 else ""
+        raise UsageError(
+            f"Header {name!r} holds a literal secret; command lines end up in shell histories and process lists.",
+            hint=f"Put the secret into an environment variable and write --header '{name}: {scheme}${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return headers
+
+
+def _environment(values: Sequence[str]) -> dict[str, str]:
+    """The ``--env`` values; one whose name marks a credential must reference its secret as ``${VAR}``."""
+    from knime_mcp.config import literal_secret_env
+
+    env = _pairs(values, "=", "Environment entry")
+    for name in literal_secret_env(env):
+        raise UsageError(
+            f"Environment entry {name!r} holds a literal secret; command lines end up in shell histories and "
+            "process lists.",
+            hint=f"Put the secret into an environment variable and write --env '{name}=${{VAR}}' "
+            "(in single quotes, so the shell leaves ${VAR} to knime-mcp).",
+        )
+    return env
+
+
+HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
+"""``localhost:8000/mcp``: a URL without its scheme, never a command anyone means to run."""
+
+
+def check_server_word(text: str) -> None:
+    if HOST_PORT.match(text) or text.startswith(("localhost/", "127.0.0.1/")):
+        raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
+
+
+def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
+    """The ServerSpec the command line describes; no target means the bundled demo server."""
+    if not target:
+        return demo_server_spec()
+    text = target[0] if len(target) == 1 and target[0].startswith(("http://", "https://")) else shlex.join(target)
+    return ServerSpec(
+        target=text,
+        transport=args.transport,
+        name=args.name,
+        headers=_headers(args.header),
+        env=_environment(args.env),
+        auth=_auth(text, args),
+        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+        roots=tuple(os.path.abspath(root) for root in args.roots),
+    )
+
+
+def _auth(target: str, args: argparse.Namespace) -> AuthRef:
+    """``--auth`` and its options; without ``--auth``, OAuth sign-in for a server with a stored sign-in."""
+    kind = args.auth
+    if kind is None and target.startswith(("http://", "https://")):
+        from knime_mcp.auth import OAuthClient, token_store
+
+        stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
+        kind = "oauth" if stored or args.command == "login" else None
+    if kind is None:
+        return AuthRef()
+    if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
+        raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
+    if args.client_secret is not None and not ENV_REF.fullmatch(args.client_secret):
+        raise UsageError(
+            "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
+            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+        )
+    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope)
