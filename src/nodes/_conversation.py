@@ -7,7 +7,8 @@ from typing import Any
 
 import knime.extension as knext
 
-from nodes._images import png_image_type, with_png_cells
+from nodes._images import with_png_cells
+from nodes._tables import knime_columns
 
 __all__ = ["conversation_schema", "knime_conversation"]
 
@@ -15,12 +16,7 @@ __all__ = ["conversation_schema", "knime_conversation"]
 def conversation_schema(error_column: bool) -> knext.Schema:
     from knime_mcp.agent.conversation import conversation_columns
 
-    return knext.Schema.from_columns(
-        [
-            knext.Column(png_image_type() if kind == "image" else knext.string(), name)
-            for name, kind in conversation_columns(error_column=error_column)
-        ]
-    )
+    return knext.Schema.from_columns(knime_columns(conversation_columns(error_column=error_column)))
 
 
 def knime_conversation(table: Any) -> knext.Table:

@@ -7,23 +7,32 @@ type"). Only its schema is there, so a table without rows is read from its schem
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
 from knime_mcp.caller.arguments import ROW_ID_COLUMN
+from nodes._images import png_image_type
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["arrow_batches", "is_string_column", "read_pandas", "read_pyarrow"]
+    from knime_mcp.columns import ColumnKind
+
+__all__ = ["arrow_batches", "is_string_column", "knime_columns", "read_pandas", "read_pyarrow"]
 
 
 def is_string_column(column: knext.Column) -> bool:
     """A text column: what a column parameter that takes text offers (its ``column_filter``)."""
     return column.ktype == knext.string()
+
+
+def knime_columns(columns: Iterable[tuple[str, ColumnKind]]) -> list[knext.Column]:
+    """The KNIME columns of a core table's declared (name, kind) columns: an output spec before any row exists."""
+    types = {"string": knext.string, "long": knext.int64, "double": knext.double, "boolean": knext.bool_}
+    return [knext.Column(png_image_type() if kind == "image" else types[kind](), name) for name, kind in columns]
 
 
 def read_pandas(table: knext.Table) -> pd.DataFrame:

@@ -33,7 +33,7 @@ from nodes._settings import (
     trust_servers_parameter,
     unannotated_parameter,
 )
-from nodes._tables import is_string_column, read_pyarrow
+from nodes._tables import is_string_column, knime_columns, read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 LOGGER = logging.getLogger(__name__)
@@ -78,7 +78,6 @@ def _is_workflow_column(column: knext.Column) -> bool:
     return kind is not None and column.ktype == kind
 
 
-_LOG_TYPES = {"int": knext.int64(), "string": knext.string(), "double": knext.double()}
 _DATA_OUTPUTS = 2
 """Index of the *Data outputs* group among the output ports."""
 
@@ -428,7 +427,7 @@ def _cells(arrow: Any, column: str | None) -> list[Any]:
 def _log_schema() -> knext.Schema:
     from knime_mcp.agent.toolset import LOG_COLUMNS
 
-    return knext.Schema.from_columns([knext.Column(_LOG_TYPES[kind], name) for name, kind in LOG_COLUMNS])
+    return knext.Schema.from_columns(knime_columns(LOG_COLUMNS))
 
 
 class _KnimeTables:

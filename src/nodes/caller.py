@@ -9,7 +9,7 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._images import png_image_type, with_png_cells
+from nodes._images import with_png_cells
 from nodes._settings import (
     SignInNotice,
     browser_sign_in_parameter,
@@ -18,14 +18,12 @@ from nodes._settings import (
     elicitation_parameter,
     trust_servers_parameter,
 )
-from nodes._tables import arrow_batches, read_pandas
+from nodes._tables import arrow_batches, knime_columns, read_pandas
 
 LOGGER = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from knime_mcp.caller.table import CallerOptions, ResultKind
-
-_KNIME_TYPES = {"string": knext.string(), "boolean": knext.bool_(), "double": knext.double()}
+    from knime_mcp.caller.table import CallerOptions
 
 
 class ErrorHandlingOptions(knext.EnumParameterOptions):
@@ -146,8 +144,7 @@ class MCPToolCaller:
             )
         with knime_errors():
             self._options()
-        columns = [knext.Column(_knime_type(kind), name) for name, kind in result_columns(data.column_names)]
-        return data.append(columns)
+        return data.append(knime_columns(result_columns(data.column_names)))
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
         from knime_mcp.caller.table import call_table_sync, result_columns, select_tool
@@ -186,7 +183,3 @@ class MCPToolCaller:
             trust_all_servers=self.calls.trust_all_servers,
             elicitation=elicitation_mode(self.calls.elicitation),
         )
-
-
-def _knime_type(kind: ResultKind) -> knext.KnimeType:
-    return png_image_type() if kind == "image" else _KNIME_TYPES[kind]

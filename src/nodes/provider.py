@@ -20,6 +20,7 @@ from nodes._settings import (
     tool_policy,
     unannotated_parameter,
 )
+from nodes._tables import knime_columns
 
 LOGGER = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def output_schema() -> knext.Schema:
     from knime_mcp.tools.arrow import BOOL_COLUMNS, COLUMNS
 
     return knext.Schema.from_columns(
-        [knext.Column(knext.bool_() if name in BOOL_COLUMNS else knext.string(), name) for name in COLUMNS]
+        knime_columns((name, "boolean" if name in BOOL_COLUMNS else "string") for name in COLUMNS)
     )
 
 

@@ -9,13 +9,14 @@ import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
-from nodes._images import png_image_type, with_png_cells
+from nodes._images import with_png_cells
 from nodes._server import RowErrorOptions, on_error, server_connection
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
-from nodes._tables import arrow_batches, is_string_column
+from nodes._tables import arrow_batches, is_string_column, knime_columns
 
 if TYPE_CHECKING:
-    from knime_mcp.catalog.resource_reader import ColumnKind, ReaderOptions
+    from knime_mcp.catalog.resource_reader import ReaderOptions
+    from knime_mcp.columns import ColumnKind
 
 LOGGER = logging.getLogger(__name__)
 
@@ -179,7 +180,4 @@ class MCPResourceReader:
 
 
 def _schema(columns: tuple[tuple[str, ColumnKind], ...]) -> knext.Schema:
-    types = {"string": knext.string(), "long": knext.int64()}
-    return knext.Schema.from_columns(
-        [knext.Column(png_image_type() if kind == "image" else types[kind], name) for name, kind in columns]
-    )
+    return knext.Schema.from_columns(knime_columns(columns))

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from knime_mcp.caller.arguments import ROW_ID_COLUMN
+from knime_mcp.columns import ColumnKind
 from knime_mcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ __all__ = [
     "CONTENT",
     "CONVERSATION_COLUMNS",
     "ERROR",
-    "ColumnKind",
     "IMAGE",
     "IMAGES",
     "ROLE",
@@ -66,7 +66,6 @@ CONVERSATION_COLUMNS: tuple[str, ...] = (ROLE, CONTENT, TOOL_CALLS, TOOL_CALL_ID
 """The columns of a conversation row, all strings; the table adds :data:`IMAGE`, the error-column mode
 :data:`ERROR` (see :func:`conversation_columns`)."""
 
-ColumnKind = Literal["string", "image"]
 """A conversation column's type: text, or PNG bytes (Arrow ``large_binary``), which KNIME shows as PNG image cells."""
 
 _ROLES: dict[str, str] = {

@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
+from knime_mcp.columns import ColumnKind, arrow_type
 from knime_mcp.errors import McpToolError, ToolCallError, scrub
 from knime_mcp.redaction import redact, redact_text
 from knime_mcp.tools.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool
@@ -80,8 +81,8 @@ TOOLS_CHANGED = "tools/list_changed"
 _LISTED_LEFT_OUT = 20
 """Tools named in the warning about tools over the cap; the KNIME log names them all."""
 
-LOG_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("Turn", "int"),
+LOG_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
+    ("Turn", "long"),
     ("Tool Call ID", "string"),
     ("Tool", "string"),
     ("Kind", "string"),
@@ -90,11 +91,11 @@ LOG_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Status", "string"),
     ("Error", "string"),
     ("Duration (ms)", "double"),
-    ("Attempts", "int"),
-    ("Result Size", "int"),
+    ("Attempts", "long"),
+    ("Result Size", "long"),
     ("Result", "string"),
 )
-"""The tool-call log's columns and their types (``int`` is 64-bit)."""
+"""The tool-call log's columns and their kinds."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -472,8 +473,7 @@ def log_table(entries: Sequence[ToolCallLogEntry]) -> pa.Table:
     """The tool-call log as an Arrow table with the columns of :data:`LOG_COLUMNS`."""
     import pyarrow as pa
 
-    types = {"int": pa.int64(), "string": pa.string(), "double": pa.float64()}
     rows = [entry.values() for entry in entries]
     return pa.table(
-        {name: pa.array([row[i] for row in rows], types[kind]) for i, (name, kind) in enumerate(LOG_COLUMNS)}
+        {name: pa.array([row[i] for row in rows], arrow_type(kind)) for i, (name, kind) in enumerate(LOG_COLUMNS)}
     )

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 
 from knime_mcp.caller.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentPlan, row_label
+from knime_mcp.columns import ColumnKind
 from knime_mcp.errors import McpToolError, ToolCallError
 from knime_mcp.tools.dispatch import CallOutcome
 from knime_mcp.tools.images import ImageError, to_png
@@ -28,11 +29,9 @@ if TYPE_CHECKING:
 
     from knime_mcp.tools.results import ToolResult
 
-__all__ = ["RESULT_COLUMNS", "PendingBatch", "ResultKind", "RowResult", "record_batch", "result_columns"]
+__all__ = ["RESULT_COLUMNS", "PendingBatch", "RowResult", "record_batch", "result_columns"]
 
-ResultKind = Literal["string", "image", "boolean", "double"]
-
-RESULT_COLUMNS: tuple[tuple[str, ResultKind], ...] = (
+RESULT_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
     ("Result", "string"),
     ("Structured result", "string"),
     ("Image", "image"),
@@ -53,7 +52,7 @@ _IMAGE_HINT = (
 )
 
 
-def result_columns(input_columns: Sequence[str]) -> list[tuple[str, ResultKind]]:
+def result_columns(input_columns: Sequence[str]) -> list[tuple[str, ColumnKind]]:
     """The result columns' names and kinds, renamed ``"Name (#1)"`` where an input column already has the name."""
     taken = set(input_columns)
     columns = []

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import anyio
 
 from knime_mcp.caller.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, parse_template
-from knime_mcp.caller.batches import RESULT_COLUMNS, PendingBatch, ResultKind, RowResult, record_batch, result_columns
+from knime_mcp.caller.batches import RESULT_COLUMNS, PendingBatch, RowResult, record_batch, result_columns
 from knime_mcp.caller.input_batches import InputBatches
 from knime_mcp.config import CredentialLookup, ElicitationMode, ServerRequestPolicy
 from knime_mcp.errors import ConfigError, McpToolError
@@ -47,7 +47,6 @@ __all__ = [
     "CallerOptions",
     "DEFAULT_CONCURRENCY",
     "OnError",
-    "ResultKind",
     "call_table",
     "call_table_sync",
     "result_columns",

@@ -31,6 +31,7 @@ from knime_mcp.caller.arguments import ROW_ID_COLUMN, row_label
 from knime_mcp.caller.input_batches import InputBatches
 from knime_mcp.caller.table import OnError
 from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
+from knime_mcp.columns import ColumnKind, arrow_type
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import ConfigError, ResourceError, ToolError
 from knime_mcp.mcp.client import McpClient
@@ -46,7 +47,6 @@ __all__ = [
     "CONTENT_COLUMNS",
     "DEFAULT_MAX_BYTES",
     "LISTING_COLUMNS",
-    "ColumnKind",
     "ReadMode",
     "ReadSummary",
     "ReaderOptions",
@@ -55,8 +55,6 @@ __all__ = [
     "read_resources_sync",
 ]
 
-ColumnKind = Literal["string", "long", "image"]
-"""A column's type: text, a 64-bit integer, or PNG bytes (Arrow ``large_binary``), which KNIME shows as images."""
 
 ReadMode = Literal["none", "listed", "column", "template"]
 """What to read: nothing (list only), every listed resource, the URIs in a column, or a template filled per row."""
@@ -176,8 +174,7 @@ def _annotations(row: MCPResource | MCPResourceTemplate) -> str | None:
 def _batch(columns: Sequence[tuple[str, ColumnKind]], rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
     import pyarrow as pa
 
-    types = {"string": pa.string(), "long": pa.int64(), "image": pa.large_binary()}
-    arrays = [pa.array([row[i] for row in rows], types[kind]) for i, (_, kind) in enumerate(columns)]
+    arrays = [pa.array([row[i] for row in rows], arrow_type(kind)) for i, (_, kind) in enumerate(columns)]
     return pa.RecordBatch.from_arrays(arrays, names=[name for name, _ in columns])
 
 
