@@ -10,7 +10,8 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 MIN_ROUNDS = 5
@@ -42,17 +43,26 @@ class Rounds:
         return statistics.median(self.ours) * scale, statistics.median(self.base) * scale
 
 
-def timed(work: Callable[[], object]) -> float:
-    """Seconds for ``work()``, started from the same garbage-collector state whatever ran before: a full
-    collection, then the surviving objects frozen, so each side pays only for collecting what it allocates."""
+@contextmanager
+def same_gc_state() -> Iterator[None]:
+    """Timing inside starts from the same garbage-collector state whatever ran before: a full collection, then the
+    surviving objects frozen, so each side pays only for collecting what it allocates. Without it, a full collection
+    walks every object of this process (both clients, all their libraries), and whichever side happens to cross
+    the threshold pays for it."""
     gc.collect()
     gc.freeze()
     try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def timed(work: Callable[[], object]) -> float:
+    """Seconds for ``work()``, from :func:`same_gc_state`."""
+    with same_gc_state():
         started = time.perf_counter()
         work()
         return time.perf_counter() - started
-    finally:
-        gc.unfreeze()
 
 
 def interleave(ours: Callable[[], float], base: Callable[[], float], rounds: int) -> Rounds:

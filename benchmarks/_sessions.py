@@ -8,7 +8,6 @@ session reuse do.
 
 from __future__ import annotations
 
-import gc
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,7 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp
-from _rounds import Rounds, interleave_async
+from _rounds import Rounds, interleave_async, same_gc_state
 from _servers import DEMO_STDIO
 from mcp.client.sse import sse_client
 
@@ -83,9 +82,8 @@ async def concurrent(call: Call, count: int, limit: int | None = None) -> float:
     """Wall seconds for ``count`` calls of ``sleep(0.05)``, all started at once (at most ``limit`` in flight, as a
     plain ``anyio.CapacityLimiter`` lets them); each answer is checked.
 
-    Started from the same garbage-collector state, as :func:`_rounds.timed` does: hundreds of calls in flight outlive
-    young collections and soon bring about a full one, which walks every object of this process (both clients, both
-    libraries) for 30-40 ms. Without the freeze, whichever side's burst crosses the threshold pays for it all."""
+    Timed from :func:`_rounds.same_gc_state`: hundreds of calls in flight outlive young collections and soon bring
+    about a full one, which takes 30-40 ms in this process."""
     answers: list[str] = []
     limiter = anyio.CapacityLimiter(limit or count)
 
@@ -93,16 +91,12 @@ async def concurrent(call: Call, count: int, limit: int | None = None) -> float:
         async with limiter:
             answers.append(await call("sleep", {"seconds": 0.05}))
 
-    gc.collect()
-    gc.freeze()
-    try:
+    with same_gc_state():
         started = time.perf_counter()
         async with anyio.create_task_group() as tasks:
             for _ in range(count):
                 tasks.start_soon(one)
         seconds = time.perf_counter() - started
-    finally:
-        gc.unfreeze()
     assert answers == [SLEPT] * count, answers[:3]
     return seconds
 

@@ -113,7 +113,9 @@ def test_a_refused_key_is_a_chat_model_error_that_never_repeats_the_key(demo_too
 def test_a_server_error_quoting_the_key_is_scrubbed_in_the_error_column(demo_tools: list[MCPTool]) -> None:
     with FakeOpenAIEndpoint([http_error(400)]) as endpoint:
         model = build_chat_model(ChatModelConfig(base_url=endpoint.base_url, model="fake"), API_KEY)
-        result = run_sync(run_agent, model, demo_tools, "Hello", config=AgentConfig(errors="column"), secrets=[API_KEY])
+        result = run_sync(
+            run_agent, model, demo_tools, "Hello", config=AgentConfig(errors="column"), secrets=[API_KEY]
+        )
     assert result.conversation.error is not None and "HTTP 400" in result.conversation.error
     assert "Request refused for key ***" in result.conversation.error
     assert API_KEY not in json.dumps(result.conversation.rows(error_column=True))

@@ -543,6 +543,7 @@ async def test_hosts_in_no_proxy_are_reached_directly(
     assert fake_proxy.request_lines == []
 
 
+
 async def test_a_restarted_server_that_forgot_the_session_gets_a_new_one_and_the_call_is_sent_again(
     npm_peers: Any, tmp_path: Path
 ) -> None:

@@ -637,7 +637,7 @@ def test_testing_contexts_offer_no_credentials_or_folders() -> None:
 def test_configure_node_passes_none_for_an_unconnected_optional_port_and_adds_metadata() -> None:
     node = Echo()
     model, tools = _echo_inputs()
-    (spec,) = node_host.configure_node(node, ktest.TestingConfigurationContext(), model, tools.schema, None)
+    spec, = node_host.configure_node(node, ktest.TestingConfigurationContext(), model, tools.schema, None)
     assert spec.column_names == ["name", "echo"] and spec["echo"].metadata is not None
 
 
@@ -647,7 +647,7 @@ def test_execute_node_uses_a_fresh_instance_with_the_settings_of_the_given_node(
     node.column = "name"
     model_spec, tools = _echo_inputs()
     node_host.configure_node(node, ktest.TestingConfigurationContext(), model_spec, tools.schema, None)
-    (out,) = node_host.execute_node(node, ktest.TestingExecutionContext(), Model(model_spec), tools, None)
+    out, = node_host.execute_node(node, ktest.TestingExecutionContext(), Model(model_spec), tools, None)
     assert not hasattr(node, "seen_conversation")
     assert out.to_pandas()["echo"].tolist() == ["a", "b"] and out.num_batches == 1
 
@@ -665,7 +665,7 @@ def test_custom_port_specs_reach_the_node_and_its_consumers_freshly_deserialized
             spec.cache = {"client": "in memory"}
             return spec
 
-    (out,) = node_host.configure_node(Pass(), ktest.TestingConfigurationContext(), ModelSpec("gpt", {"k": "v"}))
+    out, = node_host.configure_node(Pass(), ktest.TestingConfigurationContext(), ModelSpec("gpt", {"k": "v"}))
     assert seen == [None]
     assert (out.model, out.cache) == ("gpt", None)
 

@@ -92,8 +92,7 @@ CHANGED = {
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
     "HTTPToolProvider": {
-        "document.document": "http://nonexistent.invalid/openapi.json",
-        "auth.kind": "BEARER",
+        "document.document": "http://nonexistent.invalid/openapi.json", "auth.kind": "BEARER",
         "auth.credential": "mcp-token",
     },
 }

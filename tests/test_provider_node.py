@@ -240,7 +240,9 @@ def test_oauth_sign_in_opens_the_browser_says_where_and_lists_the_servers_tools(
     assert stored["tokens"]["access_token"] not in table.to_pandas().to_csv()
 
 
-def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(oauth_servers: OAuthServers, browser: Path) -> None:
+def test_sign_in_again_forgets_the_stored_sign_in_and_signs_in_anew(
+    oauth_servers: OAuthServers, browser: Path
+) -> None:
     # Given a person who signed in once through the provider
     node_host.execute_node(_provider(oauth_servers.http_url, auth__kind="OAUTH"), ExecuteContext())
     # When the provider runs again, first as it is, then with 'Sign in again'
@@ -316,8 +318,5 @@ def test_provider_settings_saved_by_0_2_0_without_the_oauth_parameters_load_with
     assert node_host.validate_settings("MCPToolProvider", older, "0.2.0") is None
     loaded = node_host.load_settings("MCPToolProvider", older, "0.2.0")
     assert (loaded.auth.kind, loaded.auth.client_id, loaded.auth.scope, loaded.auth.sign_in_again) == (
-        "BEARER",
-        "",
-        "",
-        False,
+        "BEARER", "", "", False
     )

@@ -269,7 +269,9 @@ class ServerSpec:
         if not self.target.strip():
             raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
         if self.transport not in get_args(TransportKind):
-            raise ConfigError(f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}.")
+            raise ConfigError(
+                f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}."
+            )
         if self.is_url and urlsplit(self.target).password:
             raise ConfigError(
                 "The server URL contains a password.",

@@ -346,7 +346,9 @@ def translate(
         case httpx2.HTTPStatusError():
             return _from_status(leaf.response.status_code, server, leaf.response.headers.get("WWW-Authenticate"))
         case httpx2.ConnectTimeout() | httpx2.PoolTimeout():
-            return ServerConnectError("Timed out connecting to the server.", server=server, hint=_CONNECT_HINT)
+            return ServerConnectError(
+                "Timed out connecting to the server.", server=server, hint=_CONNECT_HINT
+            )
         case httpx2.TimeoutException():
             return ServerConnectError(
                 "The server did not answer in time.",

@@ -172,9 +172,7 @@ class AuthSettings:
 @knext.parameter_group(label="Timeouts")
 class TimeoutSettings:
     connect = knext.DoubleParameter(
-        "Connect timeout (s)",
-        "Seconds to wait for the connection and handshake.",
-        DEFAULT_TIMEOUTS.connect,
+        "Connect timeout (s)", "Seconds to wait for the connection and handshake.", DEFAULT_TIMEOUTS.connect,
         min_value=0.1,
     )
     call = knext.DoubleParameter(

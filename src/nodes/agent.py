@@ -82,7 +82,9 @@ _DATA_OUTPUTS = 2
 """Index of the *Data outputs* group among the output ports."""
 
 
-@knext.node("Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY, id="AgentPrompter")
+@knext.node(
+    "Agent Prompter", knext.NodeType.PREDICTOR, "icons/agent.png", category=CATEGORY, id="AgentPrompter"
+)
 @knext.input_port("Chat model", "The chat model, from the Chat Model Connector.", chat_model_port_type)
 @knext.input_table("Tools", "MCP tools (from the MCP Tool Provider) and/or KNIME workflow tools.")
 @knext.input_table("Conversation", "An earlier conversation to continue, as this node outputs it.", optional=True)
@@ -186,52 +188,36 @@ class AgentPrompter:
         column_filter=_is_workflow_column,
     )
     iteration_limit = knext.IntParameter(
-        "Iteration limit",
-        "The most model calls that may ask for tools in one execution.",
-        DEFAULT_ITERATION_LIMIT,
+        "Iteration limit", "The most model calls that may ask for tools in one execution.", DEFAULT_ITERATION_LIMIT,
         min_value=1,
     )
     on_limit = knext.EnumParameter(
-        "When the limit is reached",
-        "What happens when the model still calls tools at the limit.",
-        LimitOptions.FAIL.name,
-        LimitOptions,
+        "When the limit is reached", "What happens when the model still calls tools at the limit.",
+        LimitOptions.FAIL.name, LimitOptions,
     )
     errors = knext.EnumParameter(
         "Error handling", "What happens when the run stops early.", ErrorOptions.FAIL.name, ErrorOptions
     )
     tool_errors = knext.EnumParameter(
-        "When a tool call fails",
-        "Whether a failing tool call ends the run.",
-        ToolErrorOptions.MODEL.name,
-        ToolErrorOptions,
-        is_advanced=True,
+        "When a tool call fails", "Whether a failing tool call ends the run.", ToolErrorOptions.MODEL.name,
+        ToolErrorOptions, is_advanced=True,
     )
     max_concurrency = knext.IntParameter(
-        "Concurrent tool calls",
-        "The most tool calls of one model message that run at the same time.",
-        DEFAULT_MAX_CONCURRENCY,
-        min_value=1,
-        is_advanced=True,
+        "Concurrent tool calls", "The most tool calls of one model message that run at the same time.",
+        DEFAULT_MAX_CONCURRENCY, min_value=1, is_advanced=True,
     )
     call_timeout = knext.DoubleParameter(
         "Tool call timeout (s)",
         "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider.",
-        0.0,
-        min_value=0.0,
-        is_advanced=True,
+        0.0, min_value=0.0, is_advanced=True,
     )
     output_cap = knext.IntParameter(
         "Tool output cap (bytes)",
         "The most UTF-8 bytes of one tool result that reach the model; the rest is cut, with a note saying so.",
-        DEFAULT_LIMIT_BYTES,
-        min_value=MIN_LIMIT_BYTES,
-        is_advanced=True,
+        DEFAULT_LIMIT_BYTES, min_value=MIN_LIMIT_BYTES, is_advanced=True,
     )
     allow = knext.StringParameter(
-        "Tool allow-list (regex)",
-        "When set, only tools whose whole name matches may be called.",
-        "",
+        "Tool allow-list (regex)", "When set, only tools whose whole name matches may be called.", "",
         is_advanced=True,
     )
     deny = knext.StringParameter(
@@ -254,18 +240,12 @@ class AgentPrompter:
     sampling_max_tokens = knext.IntParameter(
         "Most tokens per sampling answer",
         "The longest answer one sampling request gets; a request asking for more gets this many.",
-        DEFAULT_SAMPLING.max_tokens,
-        min_value=1,
-        since_version="0.3.0",
-        is_advanced=True,
+        DEFAULT_SAMPLING.max_tokens, min_value=1, since_version="0.3.0", is_advanced=True,
     ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
     sampling_max_requests = knext.IntParameter(
         "Most sampling requests per execution",
         "Sampling requests answered per execution, across all servers; later ones are declined.",
-        DEFAULT_SAMPLING.max_requests,
-        min_value=1,
-        since_version="0.3.0",
-        is_advanced=True,
+        DEFAULT_SAMPLING.max_requests, min_value=1, since_version="0.3.0", is_advanced=True,
     ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
     resources = knext.BoolParameter(
         "Offer the servers' resources",

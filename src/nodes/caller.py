@@ -72,9 +72,7 @@ class CallSettings:
         is_advanced=True,
     )
     timeout = knext.DoubleParameter(
-        "Call timeout (s)",
-        "Seconds to wait for one call; a slower call is cancelled and counts as failed.",
-        60.0,
+        "Call timeout (s)", "Seconds to wait for one call; a slower call is cancelled and counts as failed.", 60.0,
         min_value=0.1,
     )
     retries = knext.IntParameter(
@@ -94,7 +92,9 @@ class CallSettings:
     elicitation = elicitation_parameter()
 
 
-@knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller")
+@knext.node(
+    "MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller"
+)
 @knext.input_table("Data", "One tool call per row; columns feed the tool's parameters.")
 @knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
 @knext.output_table(
@@ -134,7 +134,9 @@ class MCPToolCaller:
     tool = ToolSettings()
     calls = CallSettings()
 
-    def configure(self, ctx: knext.ConfigurationContext, data: knext.Schema, tools: knext.Schema) -> knext.Schema:
+    def configure(
+        self, ctx: knext.ConfigurationContext, data: knext.Schema, tools: knext.Schema
+    ) -> knext.Schema:
         from knime_mcp.caller.table import result_columns
         from knime_mcp.tools.arrow import TOOL_COLUMN
 

@@ -64,7 +64,9 @@ def _api_key_choices(ctx: knext.DialogCreationContext) -> list[str]:
     return [NO_API_KEY, *credential_names(ctx)]
 
 
-chat_model_port_type = knext.port_type("MCP Chat Model", ChatModelPortObject, ChatModelSpec, id=CHAT_MODEL_PORT_ID)
+chat_model_port_type = knext.port_type(
+    "MCP Chat Model", ChatModelPortObject, ChatModelSpec, id=CHAT_MODEL_PORT_ID
+)
 
 
 @knext.node(
@@ -104,24 +106,16 @@ class ChatModelConnector:
         "Set temperature", "Send a sampling temperature; some reasoning models accept only their default.", True
     )
     temperature = knext.DoubleParameter(
-        "Temperature",
-        "Lower is more focused and repeatable, higher more varied (0 to 2).",
-        0.2,
-        min_value=0.0,
-        max_value=2.0,
+        "Temperature", "Lower is more focused and repeatable, higher more varied (0 to 2).", 0.2,
+        min_value=0.0, max_value=2.0,
     ).rule(knext.OneOf(set_temperature, [True]), knext.Effect.SHOW)
     max_tokens = knext.IntParameter(
-        "Maximum response tokens",
-        "Upper bound on the tokens of one reply; 0 leaves it to the server.",
-        0,
+        "Maximum response tokens", "Upper bound on the tokens of one reply; 0 leaves it to the server.", 0,
         min_value=0,
     )
     timeout = knext.DoubleParameter(
-        "Request timeout (s)",
-        "Seconds to wait for one reply of the model.",
-        DEFAULT_REQUEST_TIMEOUT,
-        min_value=1.0,
-        is_advanced=True,
+        "Request timeout (s)", "Seconds to wait for one reply of the model.", DEFAULT_REQUEST_TIMEOUT,
+        min_value=1.0, is_advanced=True,
     )
 
     def configure(self, ctx: knext.ConfigurationContext) -> ChatModelSpec:

@@ -44,9 +44,7 @@ class SelectionSettings:
         "",
     )
     schema_mode = knext.EnumParameter(
-        "Schema mode",
-        "What the parameter schemas offered to a model may contain.",
-        SchemaModeOptions.FULL.name,
+        "Schema mode", "What the parameter schemas offered to a model may contain.", SchemaModeOptions.FULL.name,
         SchemaModeOptions,
     )
     destructive = destructive_parameter(DestructiveOptions.ALLOW)
@@ -73,7 +71,9 @@ def output_schema() -> knext.Schema:
     )
 
 
-@knext.node("MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY, id="MCPToolProvider")
+@knext.node(
+    "MCP Tool Provider", knext.NodeType.SOURCE, "icons/provider.png", category=CATEGORY, id="MCPToolProvider"
+)
 @knext.output_table("Tools", "One row per tool of the server, with its MCP Tool value for agent and caller nodes.")
 class MCPToolProvider:
     """Lists the tools of an MCP server as a table.

@@ -203,3 +203,5 @@ def _describe(exc: Exception) -> tuple[str, str | None]:
             return f"The chat model server answered HTTP {exc.status_code}: {detail}", None
         case _:
             return f"The chat model call failed: {type(exc).__name__}: {exc}", None
+
+

@@ -380,3 +380,4 @@ async def run_agent(
             conversation.append_error(str(exc))
     warnings = [*offer.warnings, *left_out, *toolset.warnings]
     return AgentRun(conversation=conversation, log=toolset.log, failure=failure, warnings=warnings)
+

@@ -18,7 +18,7 @@ import logging
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -68,7 +68,7 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> Callable[[str], None] | None:
+def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> SignInPrompt:
     """How the CLI tells a person where to sign in to an OAuth server: on ``err``, when someone is at the terminal
     (``person``: whether someone is, when the command itself says so); None in a batch run."""
     if not (sys.stdin.isatty() if person is None else person):
@@ -402,7 +402,9 @@ def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, sh
             tools += (await list_server_tools(spec, show_sign_in=show)).tools
         system = {} if args.system is None else {"system_message": args.system}
         chat = build_chat_model(model, api_key)
-        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system)
+        return await run_agent(
+            chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system
+        )
 
     result = run_sync(agent)  # the tools left out reach stderr as warnings logged by run_agent
     if args.format == "json":

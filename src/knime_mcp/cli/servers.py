@@ -63,8 +63,7 @@ def server_options() -> argparse.ArgumentParser:
         "--client-secret", metavar="'${VAR}'", help="OAuth: the client's secret, as an environment reference"
     )
     group.add_argument(
-        "--scope",
-        help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
+        "--scope", help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
         "server names none)",
     )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")

@@ -49,21 +49,13 @@ __all__ = [
 ]  # fmt: skip
 
 CallStatus = Literal[
-    "ok",
-    "tool_error",
-    "invalid_arguments",
-    "unknown_tool",
-    "blocked",
-    "timeout",
-    "connection_error",
-    "failed",
+    "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed",
     "tools_changed",
 ]
 """How a call ended; ``tools_changed`` marks the tool-call log's note that a server's tool list changed."""
 
 ToolProgress = Callable[[str, str], None]
 """Hears the progress of MCP tool calls: ``(tool name, progress line)``."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class LocalTool:

@@ -185,10 +185,9 @@ class Column:
         self.ktype, self.name, self.metadata = ktype, name, metadata
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Column) and (self.ktype, self.name, self.metadata) == (
-            other.ktype,
-            other.name,
-            other.metadata,
+        return (
+            isinstance(other, Column)
+            and (self.ktype, self.name, self.metadata) == (other.ktype, other.name, other.metadata)
         )
 
     __hash__ = None  # type: ignore[assignment]

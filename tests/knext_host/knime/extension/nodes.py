@@ -109,15 +109,8 @@ def category(
 ) -> str:
     """Register a category once and return its full path."""
     _categories.append(
-        {
-            "path": path,
-            "level_id": level_id,
-            "name": name,
-            "description": description,
-            "icon": icon,
-            "after": after,
-            "locked": locked,
-        }
+        {"path": path, "level_id": level_id, "name": name, "description": description, "icon": icon,
+         "after": after, "locked": locked}
     )
     return path + level_id if path.endswith("/") else f"{path}/{level_id}"
 
@@ -178,19 +171,8 @@ def node(
         node_id = id if id is not None else node_class.__name__
         kind = node_type.value if isinstance(node_type, NodeType) else "Unknown"
         _nodes[node_id] = _Node(
-            node_id,
-            name,
-            kind,
-            icon_path,
-            category,
-            after,
-            keywords or [],
-            is_deprecated,
-            is_hidden,
-            node_class,
-            port_injector,
-            input_ports,
-            output_ports,
+            node_id, name, kind, icon_path, category, after, keywords or [], is_deprecated, is_hidden,
+            node_class, port_injector, input_ports, output_ports,
         )
         return port_injector
 

@@ -29,27 +29,10 @@ from knime.extension._params import (
 from knime.extension.version import Version
 
 __all__ = [
-    "And",
-    "BoolParameter",
-    "ColumnParameter",
-    "Condition",
-    "DoubleParameter",
-    "Effect",
-    "EnumParameter",
-    "EnumParameterOptions",
-    "EnumSetParameter",
-    "IntParameter",
-    "MultilineStringParameter",
-    "OneOf",
-    "Or",
-    "StringParameter",
-    "Version",
-    "extract_parameters",
-    "inject_parameters",
-    "parameter_group",
-    "set_extension_version",
-    "validate_parameters",
-    "validate_specs",
+    "And", "BoolParameter", "ColumnParameter", "Condition", "DoubleParameter", "Effect", "EnumParameter",
+    "EnumParameterOptions", "EnumSetParameter", "IntParameter", "MultilineStringParameter", "OneOf", "Or",
+    "StringParameter", "Version", "extract_parameters", "inject_parameters", "parameter_group",
+    "set_extension_version", "validate_parameters", "validate_specs",
 ]
 
 
