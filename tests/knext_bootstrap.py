@@ -53,3 +53,11 @@ if REAL_KNIME:
     _use_real_knime()
 else:
     _use_stand_in()
+
+
+def knime_5_5() -> bool:
+    """True on KNIME 5.5's released Python API (``tests/run.py``'s 5.5.3 leg), where a few behaviours differ from
+    master's, which the stand-in follows: told by ``StringParameter.Choice``, which came after 5.5."""
+    import knime.extension as knext
+
+    return REAL_KNIME and not hasattr(knext.StringParameter, "Choice")

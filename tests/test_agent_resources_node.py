@@ -41,7 +41,7 @@ def test_with_the_setting_on_the_model_lists_and_reads_resources_and_the_log_sho
     assert list(log["Kind"]) == ["resource"] * 3
     assert list(log["Status"]) == ["ok", "ok", "tool_error"]
     listing = next(m for m in endpoint.requests[1]["messages"] if m.get("tool_call_id") == "c1")
-    assert "demo://chart/{values}" in listing["content"]
+    assert "demo://chart/{+values}" in listing["content"]
     # And the chart reached the conversation as an image, and the run went on to the answer
     assert conversation["Image"].notna().any()
     assert conversation["Content"].iloc[-1] == "Two bars."

@@ -289,6 +289,24 @@ def test_demo_stdio_server_exits_with_code_0_on_sigterm_while_its_stdin_is_open(
         process.stdout.close()
 
 
+def test_the_demo_server_runs_as_a_file_too_although_its_folder_holds_a_package_named_mcp(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parent.parent / "src" / "knime_mcp" / "demo_server.py"
+    command = [sys.executable, str(script), "--transport", "streamable-http", "--port", "0"]
+    with running_server(command, tmp_path / "demo.log") as server:
+        assert server.url.startswith("http://127.0.0.1:")  # printed once it listens: the SDK was imported
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("uri", ["demo://chart/3,1,2", "demo://chart/3%2C1%2C2"])
+async def test_the_chart_resource_takes_its_comma_separated_values_literally_or_encoded(
+    demo_http_url: str, uri: str
+) -> None:
+    async with Client(streamable_http_client(demo_http_url)) as client:
+        contents = (await client.read_resource(uri)).contents
+    png = base64.b64decode(contents[0].blob)  # type: ignore[union-attr]
+    assert png.startswith(b"\x89PNG") and struct.unpack(">I", png[16:20])[0] == 2 + 3 * 8  # three bars
+
+
 def test_the_demo_server_starts_as_knime_starts_it_with_only_the_extensions_src_folder_on_the_path(
     tmp_path: Path,
 ) -> None:

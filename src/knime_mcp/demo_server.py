@@ -4,10 +4,11 @@ Layer: a standalone program on the SDK's `MCPServer`; in the core only the CLI's
 Each tool shows one thing a client must handle: plain text, a wrapped scalar result, nested objects and arrays, an
 enum, an image, structured output, an error result, a slow call and a destructive annotation. Its one prompt,
 `review_chart`, shows what the npm server-everything's prompts do not: an image in a prompt message; its one resource
-template, `demo://chart/{values}`, an image resource.
+template, `demo://chart/{+values}`, an image resource (``demo://chart/3,1,2``: literal commas, or ``%2C``).
 
     python -m knime_mcp.demo_server                                   # stdio
     python -m knime_mcp.demo_server --transport streamable-http       # prints the URL it listens on
+    python path/to/knime_mcp/demo_server.py                           # the same, run as a file
 
 HTTP transports bind 127.0.0.1 only. With `--port 0` the kernel picks the port, and the first stdout line, `knime-mcp
 demo server listening on http://127.0.0.1:PORT/mcp` (or `/sse`), tells the parent where to connect.
@@ -15,12 +16,17 @@ demo server listening on http://127.0.0.1:PORT/mcp` (or `/sse`), tells the paren
 
 from __future__ import annotations
 
-import argparse
 import os
+import sys
+
+if __name__ == "__main__" and sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+    # Run as a file, this folder comes first on the path, and its `mcp` package (knime-mcp's own) hides the SDK's.
+    sys.path.pop(0)
+
+import argparse
 import signal
 import socket
 import struct
-import sys
 import zlib
 from collections.abc import Callable, Sequence
 from types import FrameType
@@ -163,7 +169,7 @@ def build_server() -> MCPServer:
         """Delete a record by id. The demo keeps no records, so nothing is lost; the annotation is what matters."""
         return f"Record {record_id} deleted."
 
-    @server.resource("demo://chart/{values}", title="Bar chart", mime_type="image/png")
+    @server.resource("demo://chart/{+values}", title="Bar chart", mime_type="image/png")  # + lets commas in
     def chart(values: str) -> bytes:
         """A bar chart of the comma-separated non-negative bar heights, as a PNG image."""
         return _bar_chart_png([float(value) for value in values.split(",")])

@@ -1,8 +1,11 @@
-"""Where KNIME's own Python sources are: a copy of knime-python outside this repository, used as test data only.
+"""Where KNIME's own Python sources are: copies of knime-python outside this repository, used as test data only.
 
-``KNIME_PYTHON_SOURCES`` names the folder (a relative path counts from the repository root); by default it is
-``../shared/knime-python`` next to the repository. Its README lists the five plug-in folders whose
-``src/main/python`` go on ``sys.path``, as KNIME puts them there for a Python node process.
+``KNIME_PYTHON_SOURCES`` names the folders, separated by ``os.pathsep`` (a relative path counts from the repository
+root); by default ``../shared/knime-python`` (master) and ``../shared/knime-python-5.5.3`` (the release
+``pixi.toml`` targets) next to the repository: checkouts of github.com/knime/knime-python at master and at the tag
+``analytics-platform/5.5.3``. ``tests/run.py`` runs one real leg per folder, each with the variable naming that
+folder alone. Its README lists the five plug-in folders whose ``src/main/python`` go on ``sys.path``, as KNIME puts
+them there for a Python node process.
 """
 
 from __future__ import annotations
@@ -23,9 +26,19 @@ PLUGINS = (
 )
 
 
+DEFAULT_SOURCES = ("../shared/knime-python", "../shared/knime-python-5.5.3")
+
+
+def sources_dirs() -> list[Path]:
+    """The knime-python folders named by ``KNIME_PYTHON_SOURCES``, else :data:`DEFAULT_SOURCES`."""
+    named = os.environ.get(SOURCES_ENV)
+    folders = [folder for folder in named.split(os.pathsep) if folder] if named else DEFAULT_SOURCES
+    return [(REPO / folder).resolve() for folder in folders]
+
+
 def sources_dir() -> Path:
-    """The knime-python folder named by ``KNIME_PYTHON_SOURCES``, else ``<repo>/../shared/knime-python``."""
-    return (REPO / os.environ.get(SOURCES_ENV, "../shared/knime-python")).resolve()
+    """The one folder a real leg runs on: the first of :func:`sources_dirs` (``tests/run.py`` names one per leg)."""
+    return sources_dirs()[0]
 
 
 def python_paths(root: Path) -> list[Path]:
