@@ -31,3 +31,27 @@ def scripted(*replies: AIMessage) -> ScriptedChatModel:
 def calls(*items: tuple[str, str, dict[str, Any]]) -> AIMessage:
     """An AIMessage asking for the tool calls ``(id, name, arguments)``."""
     return AIMessage("", tool_calls=[{"id": i, "name": n, "args": a, "type": "tool_call"} for i, n, a in items])
+
+
+def offered(model: ScriptedChatModel, request: int) -> list[str]:
+    """The names of the tools the model was offered in its ``request``-th call."""
+    return [spec["function"]["name"] for spec in model.requests[request][1] or []]
+
+
+def run_scripted(model: ScriptedChatModel, tools: Sequence[Any], **kwargs: Any) -> Any:
+    """``run_agent`` with the user message "Go.", from synchronous test code; the :class:`AgentRun`."""
+    import anyio
+
+    from knime_mcp.agent.loop import run_agent
+
+    async def run() -> Any:
+        return await run_agent(model, list(tools), "Go.", **kwargs)
+
+    return anyio.run(run)
+
+
+def tool_texts(run: Any) -> list[str]:
+    """The text of every tool message the run added to the conversation."""
+    from langchain_core.messages import ToolMessage
+
+    return [str(m.content) for m in run.conversation.new_messages if isinstance(m, ToolMessage)]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli_runs import run_cli
+from fixtures.python_servers import FAKES_DIR
 
 TOKEN_ECHO_SERVER = Path(__file__).parent / "servers" / "token_echo_server.py"
 
@@ -345,3 +346,21 @@ def test_call_table_reads_a_long_csv_file_a_few_thousand_rows_at_a_time(tmp_path
     batches = list(_open_csv_as_text(str(path)))
     assert sum(batch.num_rows for batch in batches) == 60_000
     assert len(batches) >= 10 and max(batch.num_rows for batch in batches) <= 10_000
+
+
+def test_a_line_feed_a_server_sends_cannot_forge_a_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a server whose log message, progress message and error each hold a line feed and a forged line
+    server = [sys.executable, str(FAKES_DIR / "fake_forging_server.py")]
+    # When the CLI calls its tool, which logs, reports progress and fails
+    code, _, err = run_cli(capsys, "call", "--", *server, "--", "forge")
+    # Then each text stays on its own line, the line feed escaped as JSON writes it
+    assert code == 4
+    assert not [line for line in err.splitlines() if line.startswith("Error: forged")], err
+    for what in ("log", "progress", "error"):
+        assert f"\\u000aError: forged {what} line" in err
+
+
+def test_a_result_of_several_lines_stays_valid_json(capsys: pytest.CaptureFixture[str]) -> None:
+    server = [sys.executable, str(FAKES_DIR / "fake_forging_server.py")]
+    code, out, _ = run_cli(capsys, "call", "--", *server, "--", "lines")
+    assert code == 0 and json.loads(out)["content"][0]["text"] == "one\ntwo\nError: forged result line"

@@ -19,6 +19,16 @@ def test_http_tools_prints_the_documents_operations_as_text(
     assert code == 0
     assert "getPetById" in out and "loginUser" not in out
     assert "Note: updatePetWithForm: its optional request body" in err
+    # The server the document names, which the tools will call, is named too
+    assert "Note: The tools of 20 operations" in err and "call http://petstore.swagger.io/v2" in err
+
+
+def test_http_tools_sends_a_credential_to_the_server_a_document_file_names_only_as_base_url(
+    capsys: pytest.CaptureFixture[str], oas_examples: Path
+) -> None:
+    source = str(oas_examples / "3.0/json/petstore.json")
+    code, _, err = run_cli(capsys, "http-tools", source, "--auth", "bearer", "--secret", "${PETSTORE_KEY}")
+    assert code != 0 and "Set Base URL to http://petstore.swagger.io/v2" in err
 
 
 def test_http_tools_writes_json_with_the_base_url_prefix_and_api_key_auth(
@@ -89,3 +99,13 @@ def test_http_tools_takes_the_tool_policy_options(capsys: pytest.CaptureFixture[
     assert code == 0 and methods == {"GET"} and "deletePet" in err
     code, out, _ = run_cli(capsys, "http-tools", source, "--format", "json", "--deny", "^(delete|update)")
     assert code == 0 and not [tool for tool in json.loads(out) if tool["name"].startswith(("delete", "update"))]
+
+
+def test_http_tools_reads_no_document_larger_than_max_document_mb(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    big = tmp_path / "openapi.json"
+    big.write_text(json.dumps({"openapi": "3.0.3", "paths": {}, "x-padding": "x" * 2**20}))
+    code, _, err = run_cli(capsys, "http-tools", str(big), "--max-document-mb", "1")
+    assert code != 0 and "larger than 1 MB" in err
+    assert run_cli(capsys, "http-tools", str(big), "--max-document-mb", "2")[0] == 0

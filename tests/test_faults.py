@@ -419,3 +419,53 @@ async def test_an_oauth_challenge_is_not_hidden_by_a_later_400_and_stops_the_sse
         async with McpClient(_spec(fake_misbehaving_url, "auth-then-400", key)):
             pass
     assert "does not speak MCP" not in str(caught.value)
+
+
+def _failing_api_tool(base: str, key: str) -> MCPTool:
+    """A read-only GET of the HTTP API's ``/flaky/<key>``, which answers 503 for the first ``times`` requests."""
+    from knime_mcp.http import HttpOperation, HttpParameter
+
+    times = HttpParameter(name="times", location="query")
+    operation = HttpOperation(method="GET", path=f"/flaky/{key}", parameters=(times,))
+    schema = {"type": "object", "properties": {"times": {"type": "integer"}}}
+    spec = ServerSpec(target=base, name="failing-api")
+    return make_tool("fail", schema, server=spec, annotations=READ_ONLY, http=operation)
+
+
+@pytest.mark.parametrize("kind", ["mcp", "http-tool"])
+async def test_a_server_answering_500_to_every_call_is_left_alone_after_the_threshold_not_retried_for_every_row(
+    fake_misbehaving_url: str, http_api_url: str, key: str, kind: str
+) -> None:
+    from fixtures.http_servers import attempts
+    from knime_mcp.errors import CircuitOpenError
+    from knime_mcp.mcp.breaker import DEFAULT_BREAKER
+
+    # Given an MCP server over Streamable HTTP, or an HTTP tool's API, that answers every call with a 5xx
+    if kind == "mcp":
+        tool = _echo(_spec(fake_misbehaving_url, "status", key, code=500, times=10_000, on="tools/call"), READ_ONLY)
+    else:
+        tool = _failing_api_tool(http_api_url, key)
+    # When a loop of 50 rows calls its read-only tool, each call retried up to 3 times
+    async with ClientPool() as pool:
+        dispatcher = Dispatcher(pool, retry=RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.02))
+        arguments = {"text": "row"} if kind == "mcp" else {"times": 10_000}
+        outcomes = [await dispatcher.call(tool, arguments) for _ in range(50)]
+    # Then the server is sent as many requests as the breaker's threshold, and every later row fails fast, once
+    received = _seen(fake_misbehaving_url, key).count("tools/call") if kind == "mcp" else attempts(http_api_url, key)
+    fast = [outcome for outcome in outcomes if isinstance(outcome.error, CircuitOpenError)]
+    assert received == DEFAULT_BREAKER.threshold and fast == outcomes[-len(fast) :]
+    assert len(fast) >= len(outcomes) - DEFAULT_BREAKER.threshold and {each.record.attempts for each in fast} == {1}
+    assert f"after {DEFAULT_BREAKER.threshold} failures in a row (last: " in str(fast[-1].error)
+    assert "HTTP 500" in str(fast[-1].error) or "HTTP 503" in str(fast[-1].error)
+
+
+def test_a_success_between_5xx_answers_starts_the_count_again() -> None:
+    from knime_mcp.errors import ServerBusyError
+    from knime_mcp.mcp.breaker import Circuit
+
+    circuit = Circuit()
+    for _ in range(2):
+        circuit.failed(ServerBusyError(503, None))
+        circuit.failed(ServerBusyError(500, None))
+        circuit.succeeded()
+    circuit.check()

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import shlex
 import sys
+import tracemalloc
 import uuid
 
 import anyio
+import psutil
 import pytest
 
 from fixtures.fault_servers import fault_url, seen
+from fixtures.processes import child_pids
 from fixtures.python_servers import FAKES_DIR
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import ServerConnectError, ToolCallError, ToolTimeoutError
@@ -122,3 +125,56 @@ async def test_a_json_reply_over_the_limit_fails_that_call_only_and_the_session_
         assert "larger than knime-mcp reads in one message: the tool ran" in str(caught.value)
         assert "1048576 byte limit" in str(caught.value)
         assert [tool.tool_name for tool in await client.list_tools()] == ["echo"]
+
+
+async def _over_the_limit_without_a_line_end(spec: ServerSpec) -> tuple[ToolCallError, int, int]:
+    """Call the endless stdio fake's tool; the error, and the bytes the client held at most and still holds once the
+    server is gone (which is awaited: the session stops it). Python's own count (:mod:`tracemalloc`), since the
+    process's RSS keeps memory the allocator took back."""
+    others = child_pids()
+    tracemalloc.start()
+    try:
+        async with McpClient(spec) as client:
+            with pytest.raises(ToolCallError) as caught:
+                await client.call_tool("echo", {"text": "hi"})
+            servers = [psutil.Process(pid) for pid in child_pids() - others]
+            _, alive = await anyio.to_thread.run_sync(lambda: psutil.wait_procs(servers, timeout=CLOSE_WAIT))
+            assert not alive, "the server that wrote without end was not stopped"
+            held, most = tracemalloc.get_traced_memory()
+            # And the session goes on: the next request starts the server again
+            assert [tool.tool_name for tool in await client.list_tools()] == ["echo"]
+    finally:
+        tracemalloc.stop()
+    return caught.value, held, most
+
+
+ENDLESS_CALL = Timeouts(connect=10.0, call=20.0)
+"""Before the limit, such a call ran to its timeout (or held the bytes after it); shorter than SLOW_CALL, since the
+server's output then stays in memory meanwhile."""
+
+
+async def test_a_stdio_server_writing_past_the_limit_without_a_line_end_is_stopped_and_the_call_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a limit of 1 MiB per message (lowered so the test need not send 64 MiB), and a stdio server that answers
+    # a call with 3 MiB and no line end, then keeps the pipe open
+    monkeypatch.setattr(transports, "MAX_MESSAGE_BYTES", 1024 * 1024)
+    command = [sys.executable, str(FAKES_DIR / "fake_hostile_stdio.py"), "endless", "mb=3"]
+    # When the tool is called
+    spec = ServerSpec(target=shlex.join(command), timeouts=ENDLESS_CALL)
+    error, _, _ = await _over_the_limit_without_a_line_end(spec)
+    # Then the call fails at once saying what happened and what to do, and the server is stopped
+    assert "larger than knime-mcp reads in one message" in error.message
+    assert "more than the 1048576 byte limit without a line end" in error.message and error.hint
+
+
+async def test_a_stdio_line_over_the_real_64_mib_limit_is_dropped_not_held() -> None:
+    # Given a stdio server that answers a call with 70 MiB and no line end, then keeps the pipe open
+    command = [sys.executable, str(FAKES_DIR / "fake_hostile_stdio.py"), "endless", "mb=70"]
+    # When the tool is called
+    spec = ServerSpec(target=shlex.join(command), timeouts=ENDLESS_CALL)
+    error, held, most = await _over_the_limit_without_a_line_end(spec)
+    # Then the call fails at the 64 MiB limit, the line never took much more than that, and it is not kept
+    assert f"more than the {transports.MAX_MESSAGE_BYTES} byte limit" in error.message
+    assert most < 2 * transports.MAX_MESSAGE_BYTES, f"the client held {most / 2**20:.0f} MiB"
+    assert held < 8 * 1024 * 1024, f"the client still holds {held / 2**20:.0f} MiB"

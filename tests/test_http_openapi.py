@@ -49,13 +49,16 @@ def petstore(oas_examples: Path) -> dict[str, MCPTool]:
 
 
 def test_every_operation_of_the_published_petstore_becomes_a_tool_at_the_documents_server(
-    petstore: dict[str, MCPTool],
+    petstore: dict[str, MCPTool], oas_examples: Path
 ) -> None:
     assert list(petstore) == PETSTORE_OPERATIONS
     assert {tool.server.target for tool in petstore.values()} == {"http://petstore.swagger.io/v2"}
     assert {tool.server.display_name for tool in petstore.values()} == {"Swagger Petstore"}
-    # A person chose the document, so the API's server is sealed like a listed MCP server's
-    assert all(is_sealed_here(tool.server) for tool in petstore.values())
+    # A file has no origin of its own: the server it names is the document's word, not the person's, so it is not
+    # sealed (agent and caller nodes check its address as data), and the listing says where the tools call
+    assert not any(is_sealed_here(tool.server) for tool in petstore.values())
+    notes = _list(oas_examples / "3.0/json/petstore.json").notes
+    assert any(note.startswith("The tools of 20 operations") and "petstore.swagger.io/v2" in note for note in notes)
 
 
 def test_path_query_and_header_parameters_become_arguments_with_their_places(petstore: dict[str, MCPTool]) -> None:
@@ -101,21 +104,29 @@ def test_the_output_schema_is_the_2xx_json_responses_object_schema(petstore: dic
 
 
 @pytest.mark.parametrize(
-    ("operation", "read_only", "destructive", "idempotent"),
+    ("method", "read_only", "destructive", "idempotent"),
     [
-        ("getPetById", True, False, True),
-        ("updatePet", False, False, True),
-        ("deletePet", False, True, True),
-        ("addPet", False, False, False),
+        ("GET", True, False, True),
+        ("HEAD", True, False, True),
+        ("OPTIONS", True, False, True),
+        ("POST", False, True, False),
+        ("PUT", False, True, True),
+        ("PATCH", False, True, False),
+        ("DELETE", False, True, True),
     ],
 )
-def test_annotations_follow_the_http_method(
-    petstore: dict[str, MCPTool], operation: str, read_only: bool, destructive: bool, idempotent: bool
+def test_annotations_follow_the_http_method_and_every_method_that_writes_is_destructive(
+    method: str, read_only: bool, destructive: bool, idempotent: bool
 ) -> None:
-    hints = petstore[operation].annotations
+    # MCP's defaults: a tool that is not read-only is destructive unless it says otherwise (destructiveHint true)
+    document = parse_document(_document({"/things": {method.lower(): {}}}), "doc")
+    (tool,) = openapi_tools(document, base_url="https://x.example.com")
+    hints = tool.annotations
     assert (hints.read_only, hints.destructive, hints.idempotent, hints.annotated) == (
         read_only, destructive, idempotent, True,
     )  # fmt: skip
+    # And the Agent Prompter's default policy (block destructive tools) offers only the read-only ones
+    assert (ToolPolicy().check(tool) is None) is read_only
 
 
 def test_a_non_json_body_is_noted(oas_examples: Path) -> None:
@@ -258,10 +269,13 @@ def test_a_document_path_from_data_is_refused_and_its_tools_would_be_unsealed(oa
 
 
 def test_the_document_api_key_scheme_names_the_header(oas_examples: Path) -> None:
-    tools = _list(oas_examples / "3.0/json/petstore.json", auth=DocumentApiKey(kind="header", credential="c")).tools
+    # (a credential goes to the server of a document read from a file only when the person sets it as Base URL)
+    source, base_url = oas_examples / "3.0/json/petstore.json", "http://petstore.swagger.io/v2"
+    tools = _list(source, base_url=base_url, auth=DocumentApiKey(kind="header", credential="c")).tools
     assert tools[0].server.auth == AuthRef(kind="header", header="api_key", credential="c")
+    assert all(is_sealed_here(tool.server) for tool in tools)
     with pytest.raises(ConfigError, match="no API key security scheme in the query.*'api_key' \\(in the header\\)"):
-        _list(oas_examples / "3.0/json/petstore.json", auth=DocumentApiKey(kind="query", credential="c"))
+        _list(source, base_url=base_url, auth=DocumentApiKey(kind="query", credential="c"))
 
 
 def test_http_tools_travel_through_the_tools_table(petstore: dict[str, MCPTool]) -> None:

@@ -26,7 +26,8 @@ def _http_provider(document: str, **settings: object):  # type: ignore[no-untype
     # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
     defaults = {
         "document__document": document, "document__base_url": "", "document__trust_flow_variable": False,
-        "document__trust_webhooks": False, "auth__kind": "NONE", "auth__credential": "", "auth__name": "",
+        "document__trust_webhooks": False, "document__max_document_mb": 10,
+        "auth__kind": "NONE", "auth__credential": "", "auth__name": "",
         "selection__include": "", "selection__exclude": "", "selection__prefix": "",
         "selection__schema_mode": "FULL", "selection__destructive": "ALLOW",
     }  # fmt: skip
@@ -70,15 +71,23 @@ def test_a_webhook_table_without_a_url_column_is_an_invalid_setting() -> None:
         node_host.configure_node(_http_provider(""), ConfigureContext(), schema)
 
 
-def test_execute_lists_the_documents_operations_as_sealed_tools(petstore_file: str) -> None:
+def test_execute_lists_the_documents_operations_at_the_server_it_names_in_a_warning(petstore_file: str) -> None:
     node = _http_provider(petstore_file, selection__prefix="shop", selection__destructive="READ_ONLY")
-    (table,) = node_host.execute_node(node, ExecuteContext(), None)
+    ctx = ExecuteContext()
+    (table,) = node_host.execute_node(node, ctx, None)
     frame = table.to_pandas()
     assert list(frame.columns) == list(COLUMNS)
     tools = tools_from_frame(frame)
     assert "shop_getPetById" in {tool.name for tool in tools}
     assert all(tool.http is not None and tool.http.method == "GET" for tool in tools)
-    assert all(is_sealed_here(tool.server) and tool.server.target == "http://petstore.swagger.io/v2" for tool in tools)
+    # The server a document from a file names is the document's word: not sealed, and the warning names it
+    assert {tool.server.target for tool in tools} == {"http://petstore.swagger.io/v2"}
+    assert not any(is_sealed_here(tool.server) for tool in tools)
+    assert "call http://petstore.swagger.io/v2" in ctx.warnings[0] and "Base URL" in ctx.warnings[0]
+    # Set as Base URL, it is the person's: sealed
+    node = _http_provider(petstore_file, document__base_url="http://petstore.swagger.io/v2")
+    (table,) = node_host.execute_node(node, ExecuteContext(), None)
+    assert all(is_sealed_here(tool.server) for tool in tools_from_frame(table.to_pandas()))
 
 
 def test_the_base_url_and_the_api_key_header_from_the_document_go_to_the_tools(petstore_file: str) -> None:
@@ -96,10 +105,19 @@ def test_the_base_url_and_the_api_key_header_from_the_document_go_to_the_tools(p
 
 
 def test_an_api_key_in_a_query_parameter_named_in_the_settings(petstore_file: str) -> None:
-    node = _http_provider(petstore_file, auth__kind="QUERY", auth__credential="k", auth__name="key")
+    node = _http_provider(
+        petstore_file, document__base_url="http://petstore.swagger.io/v2", auth__kind="QUERY", auth__credential="k",
+        auth__name="key",
+    )  # fmt: skip
     (table,) = node_host.execute_node(node, ExecuteContext(credentials={"k": ("", "v")}), None)
     auth = tools_from_frame(table.to_pandas())[0].server.auth
     assert (auth.kind, auth.parameter) == ("query", "key")
+
+
+def test_a_credential_for_the_server_a_document_file_names_needs_it_as_base_url(petstore_file: str) -> None:
+    node = _http_provider(petstore_file, auth__kind="BEARER", auth__credential="k")
+    with pytest.raises(knext.InvalidParametersError, match="Set Base URL to http://petstore.swagger.io/v2"):
+        node_host.execute_node(node, ExecuteContext(credentials={"k": ("", "v")}), None)
 
 
 def test_authentication_without_a_credential_is_an_invalid_setting(petstore_file: str) -> None:
@@ -153,3 +171,11 @@ def test_the_fastapi_document_over_http_with_its_query_key(http_api_url: str) ->
     tools = tools_from_frame(table.to_pandas())
     assert "createPet" in {tool.name for tool in tools}
     assert {tool.server.auth.parameter for tool in tools} == {"api_key"}
+
+
+def test_a_document_larger_than_the_largest_document_setting_fails_the_node(tmp_path: Path) -> None:
+    big = tmp_path / "openapi.json"
+    big.write_text(json.dumps({"openapi": "3.0.3", "paths": {}, "x-padding": "x" * 2**20}))
+    node = _http_provider(str(big), document__max_document_mb=1)
+    with pytest.raises(knext.InvalidParametersError, match="larger than 1 MB"):
+        node_host.execute_node(node, ExecuteContext(), None)

@@ -55,7 +55,7 @@ API_KEY = CREDENTIALS["llm"][1]
 ADVANCED = {
     "MCPToolProvider": {
         "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
-        "auth.client_id", "auth.scope", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
+        "auth.client_id", "auth.scope", "auth.issuer", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
     },
     "MCPToolCaller": {
         "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
@@ -65,13 +65,14 @@ ADVANCED = {
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
-        "sampling_max_requests", "resources",
+        "sampling_max_prompt_bytes", "sampling_max_requests", "resources",
     },
 }  # fmt: skip
 _SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive"}
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
-    "document.trust_flow_variable", "document.trust_webhooks", "selection.unannotated_destructive",
+    "document.trust_flow_variable", "document.trust_webhooks", "document.max_document_mb",
+    "selection.unannotated_destructive",
 }  # fmt: skip
 """The settings each dialog shows only under "advanced settings"; the Resource Reader and the Prompt node share the
 provider's server settings."""
@@ -82,6 +83,7 @@ SINCE = {
     "calls.browser_sign_in": "0.3.0", "browser_sign_in": "0.3.0",
     "server.roots": "0.3.0", "calls.elicitation": "0.3.0", "elicitation": "0.3.0", "sampling": "0.3.0",
     "sampling_max_tokens": "0.3.0", "sampling_max_requests": "0.3.0", "resources": "0.3.0",
+    "auth.issuer": "0.4.0", "sampling_max_prompt_bytes": "0.4.0", "document.max_document_mb": "0.4.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {

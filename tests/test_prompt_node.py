@@ -4,6 +4,7 @@ the npm server-everything and the bundled demo server; and its conversation as t
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
 
@@ -22,6 +23,13 @@ pytestmark = pytest.mark.knime_node
 PROMPTS = ["Name", "Title", "Description", "Arguments", "Required arguments"]
 CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Name", "Images", "Image"]
 API_KEY = "sk-prompt-node-canary-7a41"
+
+
+def _said(content: str) -> str:
+    """The server's text of a prompt message, which the conversation holds fenced as the server's words."""
+    fenced = re.fullmatch(r'<mcp-prompt [^>]*fence="(\w+)">\n(.*)\n</mcp-prompt fence="\1">', content, re.S)
+    assert fenced, content
+    return fenced.group(2)
 
 
 def _prompt(server: str, **settings: object) -> Any:
@@ -64,7 +72,8 @@ def test_a_prompt_with_json_arguments_is_a_conversation(everything_http_url: str
     node = _prompt(everything_http_url, prompt__name="args-prompt", prompt__arguments='{"city": "Bern", "state": "BE"}')
     _, conversation = node_host.execute_node(node, ExecuteContext(), None)
     frame = conversation.to_pandas()
-    assert list(frame["Role"]) == ["user"] and list(frame["Content"]) == ["What's weather in Bern, BE?"]
+    assert list(frame["Role"]) == ["user"]
+    assert [_said(text) for text in frame["Content"]] == ["What's weather in Bern, BE?"]
 
 
 def test_rows_give_the_arguments_and_a_missing_required_one_is_that_rows_error(everything_http_url: str) -> None:
@@ -79,7 +88,8 @@ def test_rows_give_the_arguments_and_a_missing_required_one_is_that_rows_error(e
     frame = conversation.to_pandas()
     # Then each row's messages follow one another, and the failed row names the missing argument
     assert list(frame.columns) == [*CONVERSATION, "Error"]
-    assert list(frame["Content"].iloc[[0, 2]]) == ["What's weather in Bern, BE?", "What's weather in Thun, BE?"]
+    said = [_said(text) for text in frame["Content"].iloc[[0, 2]]]
+    assert said == ["What's weather in Bern, BE?", "What's weather in Thun, BE?"]
     assert pd.isna(frame["Role"].iloc[1]) and "Row 2 (RowID Row1): " in frame["Error"].iloc[1]
     assert "needs the argument 'city'" in frame["Error"].iloc[1]
     assert ctx.warnings == ["1 row(s) failed; see the 'Error' column."]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -13,6 +14,7 @@ import pytest
 
 import node_host
 from fixtures.oauth_servers import CLIENT_ID, CLIENT_SECRET, MCP_TOOLS, OAuthServers, browser_visits
+from fixtures.python_servers import SERVERS_DIR
 from knime_mcp import MCPTool
 from knime_mcp.auth import OAuthClient, signin, token_store
 from knime_mcp.errors import CancelledByUser, ServerConnectError
@@ -34,7 +36,7 @@ def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
     node = extension.MCPToolProvider()
     node.server.server = server
     # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
-    defaults = {"auth__credential": "", "auth__browser_sign_in": True, "auth__sign_in_again": False}
+    defaults = {"auth__credential": "", "auth__issuer": "", "auth__browser_sign_in": True, "auth__sign_in_again": False}
     return node_host.set_parameters(node, **{**defaults, **settings})
 
 
@@ -170,6 +172,17 @@ def test_the_read_only_policy_leaves_out_tools_that_write_with_a_note(demo_http_
     assert set(frame["Name"]).isdisjoint({"delete_record", "create_order"}) and "echo" in set(frame["Name"])
     assert bool(frame["Read-only"].all())
     assert "delete_record" in ctx.warnings[-1]
+
+
+def test_a_tool_without_a_name_is_left_out_with_a_warning_naming_the_server_and_the_others_are_listed() -> None:
+    # Given a server that lists a tool named "" (titled "Nameless") second of three
+    command = shlex.join([sys.executable, str(SERVERS_DIR / "nameless_tool_server.py")])
+    ctx = ExecuteContext()
+    # When the provider lists its tools
+    (table,) = node_host.execute_node(_provider(command), ctx)
+    # Then the others are in the table, and the warning names the server and the tool left out
+    assert list(table.to_pandas()["Name"]) == ["echo", "grow"]
+    assert f"Tool 2 of 3 listed by server {command!r} (titled 'Nameless') was left out" in ctx.warnings[-1]
 
 
 @pytest.mark.parametrize("unannotated_destructive", [False, True])

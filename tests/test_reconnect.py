@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
+from fixtures.fault_servers import fault_url, seen
 from fixtures.processes import child_pids, kill_pids
 from fixtures.python_servers import DEMO_COMMAND, RunningServer, running_server
 from knime_mcp import McpClient, ServerSpec
@@ -154,3 +155,39 @@ async def test_a_call_after_the_server_stopped_is_a_connect_error_not_an_unknown
     # Then it is reported as never sent
     assert not isinstance(caught.value, OutcomeUnknownError)
     assert "Could not connect" in str(caught.value)
+
+
+async def test_a_forgotten_session_answered_as_the_typescript_sdk_does_reconnects_and_is_no_false_timeout(
+    fake_misbehaving_url: str,
+) -> None:
+    """The TypeScript SDK answers a session id it does not know with 404 and -32001, the code the Python SDK uses for
+    a request timeout: that is a forgotten session, not a call that "did not answer"."""
+    key = "ts-forgot"
+    url = fault_url(fake_misbehaving_url, "status", body="session-not-found", times=1, key=key, on="tools/call")
+    async with McpClient(ServerSpec(target=url)) as client:
+        first = await client.call_tool("echo", {"text": "once"})
+        later = [(await client.call_tool("echo", {"text": f"then {n}"})).text for n in range(2)]
+    assert (first.text, later) == ("once", ["then 0", "then 1"])
+    assert seen(fake_misbehaving_url, key).count("initialize") == 2  # a new session after the 404
+
+
+async def test_a_call_after_an_http_server_forgot_the_session_opens_a_new_one_even_when_not_safe_to_repeat(
+    tmp_path: Path,
+) -> None:
+    """The SDK's own server answers a session id it does not know with 404 and a JSON-RPC error ("Session not
+    found") in the body; that is the forgotten session, not the tool's answer, and the request never ran."""
+    async with AsyncExitStack() as stack:
+        # Given a Streamable HTTP session with a session id (the `initialize` handshake), after several calls
+        with _demo_http(tmp_path / "first.log") as first:
+            spec = ServerSpec(target=first.url, handshake="initialize")
+            client = await stack.enter_async_context(McpClient(spec))
+            for number in range(3):
+                assert (await client.call_tool("echo", {"text": f"before {number}"})).text == f"before {number}"
+        # When the server restarts with a new session store, and calls follow that are not safe to repeat
+        command = [*DEMO_COMMAND, "--transport", "streamable-http", "--port", str(urlsplit(first.url).port)]
+        with running_server(command, tmp_path / "second.log"):
+            order = await client.call_tool("create_order", ORDER)
+            echoed = [(await client.call_tool("echo", {"text": f"after {n}"})).text for n in range(3)]
+    # Then the first goes to a new session and runs once, and the later ones follow it there
+    assert not order.is_error and order.structured["total_quantity"] == 2
+    assert echoed == ["after 0", "after 1", "after 2"]

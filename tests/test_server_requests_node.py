@@ -127,7 +127,10 @@ def test_a_long_calls_progress_shows_in_the_callers_progress_message(
 def agent_node(**settings: Any) -> AgentPrompter:
     node = AgentPrompter()
     node.user_message = "Summarize it."
-    values = {"sampling": False, "sampling_max_tokens": 1000, "sampling_max_requests": 10, "elicitation": "DECLINE"}
+    values = {
+        "sampling": False, "sampling_max_tokens": 1000, "sampling_max_requests": 10,
+        "sampling_max_prompt_bytes": 100_000, "elicitation": "DECLINE",
+    }  # fmt: skip
     for name, value in {**values, **settings}.items():
         setattr(node, name, value)
     return node
@@ -155,6 +158,21 @@ def test_the_agent_answers_sampling_with_its_chat_model_only_when_allowed_and_wi
         assert list(log["Status"]) == ["tool_error"] and "declines sampling requests" in log["Error"].iloc[0]
 
 
+def test_the_agent_declines_a_sampling_prompt_larger_than_its_setting_and_the_tool_hears_why(
+    provider: MCPToolProvider,
+) -> None:
+    # Given sampling allowed, but prompts of at most 20 bytes; summarize's prompt has 36 (system prompt and message)
+    tools = _tools(provider, ASKING)
+    ctx = ExecuteContext({"llm": ("", API_KEY)})
+    with FakeOpenAIEndpoint([tool_calls(("c1", "summarize", {"text": "a long text"})), answer("Done.")]) as endpoint:
+        node = agent_node(sampling=True, sampling_max_prompt_bytes=20)
+        _, log, _ = node_host.execute_node(node, ctx, chat_model_port(endpoint.base_url), tools, None, [])
+    # Then the model was asked only by the agent, and the call failed saying how large the prompt was
+    log = log.to_pandas()
+    assert len(endpoint.requests) == 2 and list(log["Status"]) == ["tool_error"]
+    assert "prompt of 36 bytes; knime-mcp sends a model at most 20 bytes" in log["Error"].iloc[0]
+
+
 def test_the_agent_answers_a_form_with_its_defaults_when_set(provider: MCPToolProvider) -> None:
     tools = _tools(provider, ASKING)
     ctx = ExecuteContext({"llm": ("", API_KEY)})
@@ -166,7 +184,8 @@ def test_the_agent_answers_a_form_with_its_defaults_when_set(provider: MCPToolPr
 
 def test_settings_saved_by_0_2_0_load_with_forms_declined_sampling_off_and_no_folders() -> None:
     agent = json.loads(node_host.save_settings(agent_node()))
-    for name in ("elicitation", "sampling", "sampling_max_tokens", "sampling_max_requests"):
+    sampling = ("sampling", "sampling_max_tokens", "sampling_max_requests", "sampling_max_prompt_bytes")
+    for name in ("elicitation", *sampling):
         del agent["model"][name]
     # A parameter without since_version would be missing in settings of 0.2.0 (and loading them keeps the values)
     assert node_host.validate_settings("AgentPrompter", json.dumps(agent), "0.2.0") is None

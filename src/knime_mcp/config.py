@@ -1,9 +1,10 @@
 """How to reach an MCP server: a frozen, JSON-round-tripping description that never holds a secret.
 
-Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference; a header or
-stdio environment entry holding a secret written out is refused (:func:`literal_secret_headers`,
-:func:`literal_secret_env`). They are resolved at connect time by :func:`resolve_headers` and :func:`resolve_env`,
-which the client calls (the transport layer only receives the values); a missing variable or credential, or one
+Secrets are held by reference only: a KNIME credential *name*, or a ``${VAR}`` environment reference; a header,
+stdio environment entry or URL query parameter holding a secret written out is refused (:func:`literal_secret_headers`,
+:func:`literal_secret_env`, :func:`literal_secret_query`). They are resolved at connect time by :func:`resolve_headers`
+and :func:`resolve_env`, which the client calls (the transport layer only receives the values), and by
+:func:`resolve_target`, which the transport calls as it opens the URL; a missing variable or credential, or one
 whose value a header cannot carry (a CR, LF, NUL or other control character), fails fast with a
 :class:`ConfigError` naming it, never its value.
 
@@ -24,9 +25,10 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from knime_mcp.errors import ConfigError
+from knime_mcp.redaction import is_secret_parameter
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -50,6 +52,7 @@ __all__ = [
     "resolve_headers",
     "resolve_query",
     "resolve_secret",
+    "resolve_target",
 ]
 
 TransportKind = Literal["auto", "streamable-http", "sse", "stdio"]
@@ -98,9 +101,15 @@ class SamplingLimits:
     max_requests: int = 10
     """Requests answered per run, across all servers; later ones are declined."""
 
+    max_prompt_bytes: int = 100_000
+    """UTF-8 bytes of a request's prompt (system prompt and messages), about 25,000 tokens; a larger request is
+    declined: the server, not the workflow, chose its size, and the model is paid by the token."""
+
     def __post_init__(self) -> None:
-        if self.max_tokens < 1 or self.max_requests < 1:
-            raise ConfigError("The sampling limits (tokens per request, requests per run) must be at least 1.")
+        if min(self.max_tokens, self.max_requests, self.max_prompt_bytes) < 1:
+            raise ConfigError(
+                "The sampling limits (tokens per answer, requests per run, bytes per prompt) must be at least 1."
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,9 +161,19 @@ class AuthRef:
     """OAuth: the scopes to ask for, space-separated: for client credentials, and for a sign-in where the server names
     none (the SDK asks for what the server's challenge or metadata names, as the MCP specification says)."""
 
+    issuer: str | None = None
+    """OAuth: the issuer of the authorization server, e.g. ``https://login.example.com``: the only one knime-mcp signs
+    in at or sends the client secret to (:mod:`knime_mcp.auth.guard`). Left out of the JSON when None."""
+
     def __post_init__(self) -> None:
         if self.kind not in get_args(AuthKind):
             raise ConfigError(f"Unknown authentication kind {self.kind!r}; use one of {', '.join(get_args(AuthKind))}.")
+        web = ("http://", "https://")
+        if self.issuer is not None and (self.kind not in OAUTH_KINDS or not self.issuer.startswith(web)):
+            raise ConfigError(
+                "An authorization server (issuer) goes with OAuth only, and must be an http(s) URL.",
+                hint="Give the issuer the authorization server's metadata names, e.g. https://login.example.com.",
+            )
         if self.kind == "none":
             return
         if self.kind == "oauth" and self.credential is None and self.secret is None:
@@ -211,6 +230,18 @@ def literal_secret_headers(headers: Mapping[str, str]) -> list[str]:
         name
         for name, value in headers.items()
         if not ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or _CREDENTIAL_VALUE.match(value.strip()))
+    ]
+
+
+def literal_secret_query(target: str) -> list[str]:
+    """The query parameters of a URL holding a secret written out instead of referenced as ``${VAR}`` (a secret that
+    would be kept in settings, tables and logs): a secret-looking name
+    (:func:`~knime_mcp.redaction.is_secret_parameter`) with a value, or a value plainly a credential whatever its
+    name."""
+    return [
+        name
+        for name, value in parse_qsl(urlsplit(target).query, keep_blank_values=True)
+        if value and not ENV_REF.search(value) and (is_secret_parameter(name) or _CREDENTIAL_VALUE.match(value))
     ]
 
 
@@ -276,6 +307,13 @@ class ServerSpec:
             raise ConfigError(
                 "The server URL contains a password.",
                 hint="Remove it from the URL and use basic authentication with a KNIME credential instead.",
+            )
+        if self.is_url and (literal := literal_secret_query(self.target)):
+            raise ConfigError(
+                f"The query parameter {literal[0]!r} of the server URL holds a literal secret, which would be kept in "
+                "settings, tables and logs.",
+                hint=f"Write {literal[0]}=${{VARIABLE}} in the URL and set VARIABLE in the environment KNIME (or this "
+                "command) runs in, or use the Authentication setting.",
             )
         if literal := literal_secret_headers(self.headers):
             raise ConfigError(
@@ -353,8 +391,9 @@ class ServerSpec:
                 del data[name]
         if not self.roots:
             del data["roots"]
-        if self.auth.parameter is None:
-            del data["auth"]["parameter"]
+        for optional in ("parameter", "issuer"):
+            if data["auth"][optional] is None:
+                del data["auth"][optional]
         return data
 
     def to_json(self) -> str:
@@ -508,6 +547,17 @@ def resolve_query(spec: ServerSpec, credentials: CredentialLookup | None = None)
     return {spec.auth.parameter: resolve_secret(spec.auth, credentials, spec.display_name)[1]}
 
 
+def resolve_target(spec: ServerSpec) -> str:
+    """The server URL to open, with each ``${VAR}`` of its query resolved and percent-encoded; never to be logged or
+    shown (the URL kept in settings and tables is ``spec.target``, with the references)."""
+    parts = urlsplit(spec.target)
+    if not spec.is_url or not ENV_REF.search(parts.query):
+        return spec.target
+    server = spec.display_name
+    query = ENV_REF.sub(lambda match: quote(expand_env(match[0], server=server), safe=""), parts.query)
+    return urlunsplit(parts._replace(query=query))
+
+
 def _header_value(name: str, value: str, server: str) -> str:
     """One extra header's value with its references resolved and checked; the error names the header or the
     variable, never the value."""
@@ -518,11 +568,15 @@ def _header_value(name: str, value: str, server: str) -> str:
 
 
 def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = None) -> frozenset[str]:
-    """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers and environment holds,
-    and its authentication's secret (and its basic token and URL-encoded form), so that text relayed from the server
-    can be masked. Values under four characters are left out: masking them would garble ordinary words."""
+    """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers, environment and URL
+    query holds (the query's also URL-encoded), and its authentication's secret (and its basic token and URL-encoded
+    form), so that text relayed from the server can be masked. Values under four characters are left out: masking
+    them would garble ordinary words."""
     references = (*spec.headers.values(), *spec.env.values(), spec.auth.secret or "")
     values = {os.environ.get(name, "") for text in references for name in ENV_REF.findall(text)}
+    query = urlsplit(spec.target).query if spec.is_url else ""
+    in_query = {os.environ.get(name, "") for name in ENV_REF.findall(query)}
+    values |= {form for value in in_query for form in (value, quote(value, safe=""))}
     if spec.auth.credential is not None or spec.auth.secret is not None:
         username, secret = resolve_secret(spec.auth, credentials, spec.display_name)
         values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode(), quote(secret, safe="")}

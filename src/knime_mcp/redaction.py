@@ -5,7 +5,8 @@ errors that quote invalid arguments (the model's tool message, the Tool Caller's
 An argument is secret-looking when its key is (``password``, ``api_key``, ``auth_token``, ``session`` …); its whole
 value is masked, nested objects included. Text that quotes arguments (a schema error's ``'hunter2' is not of type
 'integer'``, the raw text of a model's malformed JSON) gets the same treatment: every value :func:`redact` hides is
-masked in it, and so is every ``"key": value`` pair whose key looks secret.
+masked in it, and so is every ``"key": value`` pair whose key looks secret, and every secret-looking query parameter
+of a URL (``?access_token=…``, ``&X-Amz-Signature=…``), as libraries' logs and errors quote the URLs they fetch.
 
     redact({"user": "ann", "password": "hunter2"})              # {"user": "ann", "password": "***"}
     redact_text("password: 'hunter2' is too short", arguments)  # "password: *** is too short"
@@ -20,7 +21,7 @@ from typing import Any
 
 from knime_mcp.errors import MASK, scrub
 
-__all__ = ["HIDDEN_VALUE", "is_secret_key", "redact", "redact_text"]
+__all__ = ["HIDDEN_VALUE", "is_secret_key", "is_secret_parameter", "redact", "redact_text"]
 
 _SECRET_WORD = r"pass|secret|token|api[-_]?key|auth|credential|cookie|session"
 """What a secret-looking key holds somewhere in its name."""
@@ -35,6 +36,13 @@ _SECRET_PAIR = re.compile(
 """A ``key: value`` pair with a secret-looking key and a quoted (perhaps cut off) or numeric value, as JSON, Python
 reprs and schema errors write them; an unquoted word after the colon is prose, not a value."""
 
+_KEY_PARAMETER = re.compile(r"[-_.]key$|(?:^|[-_.])(?:sig|signature|pwd)$", re.IGNORECASE)
+"""Query parameter names that hold a credential without a secret word: ``access_key``, ``sig``,
+``X-Amz-Signature``; a bare ``key`` is left alone, as it names a record or a cache entry as often as a secret."""
+
+_QUERY_PAIR = re.compile(r"(?P<head>[?&;](?P<name>[\w.~%+-]+)=)(?P<value>[^&#\s\"'<>]+)")
+"""A ``name=value`` pair of a URL's query as text quotes it; the value ends where the URL does."""
+
 HIDDEN_VALUE = "its value does not fit (not shown, as it may be a secret)"
 """What a conversion error says instead of quoting the value of a secret-looking parameter or field."""
 
@@ -45,6 +53,11 @@ _MIN_BARE = 4
 def is_secret_key(key: object) -> bool:
     """Whether an argument or field of this name holds a secret, so that its value is never shown."""
     return bool(_SECRET_KEY.search(str(key)))
+
+
+def is_secret_parameter(name: str) -> bool:
+    """Whether a URL query parameter of this name holds a secret, so that its value is never written out."""
+    return is_secret_key(name) or bool(_KEY_PARAMETER.search(name))
 
 
 def redact(arguments: Any) -> Any:
@@ -65,9 +78,15 @@ def _masked(value: Any) -> Any:
 
 def redact_text(text: str, arguments: Any = None) -> str:
     """``text`` with every value :func:`redact` hides from ``arguments`` masked, in any of the ways a message
-    quotes it (as it is, as a Python repr, as JSON), and with every secret-looking ``"key": value`` pair masked."""
+    quotes it (as it is, as a Python repr, as JSON), and with every secret-looking ``"key": value`` pair and URL
+    query parameter masked."""
     text = scrub(text, {form for value in _hidden(arguments) for form in _forms(value)})
-    return _SECRET_PAIR.sub(lambda match: match["key"] + MASK, text)
+    text = _SECRET_PAIR.sub(lambda match: match["key"] + MASK, text)
+    return _QUERY_PAIR.sub(_masked_parameter, text) if "=" in text else text
+
+
+def _masked_parameter(match: re.Match[str]) -> str:
+    return match["head"] + MASK if is_secret_parameter(match["name"]) else match[0]
 
 
 def _hidden(value: Any, secret: bool = False) -> Iterator[Any]:

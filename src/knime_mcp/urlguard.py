@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 import anyio
 
@@ -68,9 +68,11 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
 
 def _secrets_asked(spec: ServerSpec) -> list[str]:
     """What of this machine's secrets connecting to ``spec`` would resolve and send, in words: each ``${VAR}`` of
-    its headers and environment, and its authentication (a KNIME credential or a ``${VAR}``)."""
+    its headers, environment and URL query, and its authentication (a KNIME credential or a ``${VAR}``)."""
+    query = parse_qsl(urlsplit(spec.target).query)
     references = [*(("header", name, value) for name, value in spec.headers.items()),
-                  *(("environment entry", name, value) for name, value in spec.env.items())]  # fmt: skip
+                  *(("environment entry", name, value) for name, value in spec.env.items()),
+                  *(("query parameter", name, value) for name, value in query)]  # fmt: skip
     asked = [
         f"the environment variable {variable} in its {kind} {name!r}"
         for kind, name, value in references

@@ -149,6 +149,16 @@ class AuthSettings:
         since_version="0.3.0",
         is_advanced=True,
     ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    issuer = knext.StringParameter(
+        "Authorization server (issuer)",
+        "The issuer URL of the authorization server, e.g. https://login.example.com: the node signs in there only, "
+        "and sends the client secret there only; an MCP server that names another one is refused. Empty: the one "
+        "the MCP server names, except that a client secret stays with the issuer it was first used with (a later "
+        "change is refused, naming the issuer to confirm here).",
+        "",
+        since_version="0.4.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
     browser_sign_in = knext.BoolParameter(
         "Sign in in a browser",
         "When no stored sign-in serves, open the browser for one (the progress message and the KNIME log show where). "
@@ -309,6 +319,7 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
             header=auth.header or None,
             client_id=(auth.client_id.strip() or None) if oauth else None,
             scope=(auth.scope.strip() or None) if oauth else None,
+            issuer=(auth.issuer.strip() or None) if oauth else None,
         )
         if kind != "none"
         else AuthRef(),

@@ -162,8 +162,10 @@ class AgentPrompter:
     **What servers ask.** A tool may ask the client while it runs. Its progress shows in the node's progress message
     and its log messages in the KNIME log. When a server adds or removes tools during the run, its tools are listed
     again and the model is offered the new set from its next call (the tool-call log notes the change; new tools
-    pass the tool policy first). A request for the model's help (sampling) is answered by this node's chat model
-    only when *Answer sampling requests with the chat model* is on, within its limits; a request for input (a form)
+    pass the tool policy first, and so does a tool listed again with other annotations: one that turned destructive
+    is no longer offered). A request for the model's help (sampling) is answered by this node's chat model
+    only when *Answer sampling requests with the chat model* is on, within its limits (answer tokens, requests,
+    and the size of the server's prompt); a request for input (a form)
     is declined, failing the tool call, unless *When a tool asks for input* answers forms whose fields all have
     defaults with them.
     """
@@ -241,6 +243,12 @@ class AgentPrompter:
         "Most tokens per sampling answer",
         "The longest answer one sampling request gets; a request asking for more gets this many.",
         DEFAULT_SAMPLING.max_tokens, min_value=1, since_version="0.3.0", is_advanced=True,
+    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
+    sampling_max_prompt_bytes = knext.IntParameter(
+        "Largest sampling prompt (bytes)",
+        "The most a sampling request's prompt (its system prompt and messages, as UTF-8 bytes; about 4 bytes a "
+        "token) may have; a larger request is declined, the tool is told why, and the KNIME log says so.",
+        DEFAULT_SAMPLING.max_prompt_bytes, min_value=1, since_version="0.4.0", is_advanced=True,
     ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
     sampling_max_requests = knext.IntParameter(
         "Most sampling requests per execution",
@@ -355,7 +363,11 @@ class AgentPrompter:
             trust_all_servers=self.trust_all_servers,
             server_requests=ServerRequestPolicy(
                 elicitation=elicitation_mode(self.elicitation),
-                sampling=SamplingLimits(max_tokens=self.sampling_max_tokens, max_requests=self.sampling_max_requests)
+                sampling=SamplingLimits(
+                    max_tokens=self.sampling_max_tokens,
+                    max_requests=self.sampling_max_requests,
+                    max_prompt_bytes=self.sampling_max_prompt_bytes,
+                )
                 if self.sampling
                 else None,
             ),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._settings import AuthOptions, TimeoutSettings, credential_names, timeout_limits, untrusted_hint
@@ -34,8 +35,11 @@ class DocumentSettings:
     )
     base_url = knext.StringParameter(
         "Base URL",
-        "Where the requests go, e.g. https://staging.example.com/v1. Empty: the document's first server (a relative "
-        "one resolved against the document's URL).",
+        "Where the requests go, e.g. https://staging.example.com/v1. Empty: the servers the document names (a "
+        "relative one resolved against the document's URL). The credential goes only here or to the origin the "
+        "document was read from: a document from a file, or one that names another host, needs that server entered "
+        "here to get the credential. Without a credential, such a server counts as data (agent and caller nodes call "
+        "it only at a public address), and the node's warning names it.",
         "",
     )
     trust_flow_variable = knext.BoolParameter(
@@ -46,6 +50,12 @@ class DocumentSettings:
         False,
         is_advanced=True,
     )
+    max_document_mb = knext.IntParameter(
+        "Largest document (MB)",
+        "The largest OpenAPI document read, from a URL or a file; a larger one fails the node rather than fill the "
+        "memory. The largest public API descriptions are a few MB.",
+        MAX_DOCUMENT_BYTES // 2**20, min_value=1, since_version="0.4.0", is_advanced=True,
+    )  # fmt: skip
     trust_webhooks = knext.BoolParameter(
         "Trust the webhook URLs of the input table",
         "The webhook table is data: by default its URLs may only be public http(s) URLs when the tools are called. "
@@ -118,17 +128,20 @@ class HTTPToolProvider:
     schema is the JSON object its success response returns. A header whose name is no argument name is offered in
     snake case (X-Request-Id as x_request_id).
 
-    Annotations follow the HTTP method: GET and HEAD are read-only, PUT and DELETE idempotent, and every method
-    that writes counts as destructive (POST, PUT, PATCH, DELETE), unless the operation says otherwise in an
-    `x-mcp-annotations` extension with MCP's hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
-    `openWorldHint`). So *Destructive tools* can keep only the GET operations.
+    Annotations follow the HTTP method and MCP's defaults: GET, HEAD and OPTIONS are read-only, PUT and DELETE
+    idempotent, and every method that writes counts as destructive (POST, PUT, PATCH, DELETE), unless the operation
+    says otherwise in an `x-mcp-annotations` extension with MCP's hints (`readOnlyHint`, `destructiveHint`,
+    `idempotentHint`, `openWorldHint`), e.g. `destructiveHint: false` for a POST that only adds. So by default the
+    Agent Prompter (which blocks destructive tools) offers only the reading operations.
 
     The optional input table adds webhooks: each row is a tool that sends its arguments as the JSON body of one
     request to the row's URL. The authentication is sent to the API only, never to a webhook.
 
     Authentication takes a KNIME credentials flow variable: a bearer token, basic authentication, or an API key
     in a header or a query parameter, whose name may be left to the document's API key security scheme. OAuth is
-    not offered for HTTP tools. The *MCP Tool* column never holds a secret.
+    not offered for HTTP tools. The *MCP Tool* column never holds a secret. The credential goes only to the origin
+    the document was read from or to the *Base URL* you set: a document is data, and one that names another host
+    (or a document from a file, which has no origin) needs that server as *Base URL* before it gets the credential.
     """
 
     document = DocumentSettings()
@@ -168,6 +181,7 @@ class HTTPToolProvider:
                 trust_webhooks=self.document.trust_webhooks,
                 **selection_options(self.selection),
                 untrusted_hint=self._untrusted_hint(ctx),
+                max_document_bytes=self.document.max_document_mb * 2**20,
                 cancelled=ctx.is_canceled,
             )
         if listing.notes:

@@ -12,7 +12,9 @@ tool ``echo``. Prints `fake misbehaving server listening on http://127.0.0.1:POR
 - ``invalid-json``: a 200 JSON response whose body is cut-off JSON.
 - ``wrong-id``: a well-formed answer to a request id that was never sent.
 - ``status``: HTTP ``code`` (default 503) with ``Retry-After: retry_after`` for the first ``times`` matching
-  requests counted per ``key``, then correct answers.
+  requests counted per ``key``, then correct answers; with ``body=session-not-found`` the answer carries the
+  JSON-RPC error the TypeScript SDK's Streamable HTTP transport sends for a session id it does not know (``-32001``
+  "Session not found", with 404), which no server of the test peers sends on cue.
 - ``huge``: ``tools/call`` returns ``mb`` (default 50) megabytes of text.
 - ``deep-schema``: one tool whose input schema nests ``depth`` (default 1,000) objects.
 - ``wide-schema``: one tool whose input schema has ``properties`` (default 10,000) properties.
@@ -64,6 +66,11 @@ _ECHO = {
 }
 ODD_NAMES = ("get weather", "météo du jour", "天気", "x" * 500, "get_data", "get data", "get.data")
 """The tool names of ``odd-names``; the last three all become ``get_data`` when sanitised."""
+
+_SESSION_NOT_FOUND = json.dumps(
+    {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": None}
+).encode()
+"""What the TypeScript SDK's transport answers a session id it does not know (webStandardStreamableHttp.js)."""
 
 _status_counts: Counter[str] = Counter()
 _seen: dict[str, list[str]] = {}
@@ -216,7 +223,10 @@ async def _misbehave(
         case "status" if _status_counts[request.option("key", "")] < int(request.option("times", "2")):
             _status_counts[request.option("key", "")] += 1
             retry_after = {"Retry-After": request.option("retry_after", "1")}
-            await _send(writer, int(request.option("code", "503")), b"try again later", "text/plain", **retry_after)
+            if request.option("body", "") == "session-not-found":
+                await _send(writer, int(request.option("code", "404")), _SESSION_NOT_FOUND, **retry_after)
+            else:
+                await _send(writer, int(request.option("code", "503")), b"try again later", "text/plain", **retry_after)
         case "status":
             await _send(writer, 200, _answer(request, message))
         case "schema-breaking" if _status_counts[_schema_counter(request)] < int(request.option("times", "3")):

@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from knime_mcp.caller.arguments import ROW_ID_COLUMN
 from knime_mcp.columns import ColumnKind
 from knime_mcp.errors import ConfigError
+from knime_mcp.redaction import redact
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -144,9 +145,11 @@ def _role(message: BaseMessage) -> str:
 
 
 def _tool_calls(message: AIMessage) -> list[dict[str, Any]]:
-    """Valid calls with their arguments as an object, malformed ones with the text the model sent."""
+    """Valid calls with their arguments as an object, malformed ones with the text the model sent; secret-looking
+    arguments masked (:func:`~knime_mcp.redaction.redact`), as the table is saved with the workflow. A run continuing
+    from the table needs only each call's id and name, which pair it with its tool message."""
     calls = [*message.tool_calls, *message.invalid_tool_calls]
-    return [{"id": call["id"], "name": call["name"], "arguments": call["args"]} for call in calls]
+    return [{"id": call["id"], "name": call["name"], "arguments": redact(call["args"])} for call in calls]
 
 
 def _image_urls(content: str | list[Any]) -> list[str]:

@@ -28,13 +28,13 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from secrets import token_hex
 from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
+from knime_mcp.agent.fences import between_fences, new_fence
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 from knime_mcp.columns import ColumnKind, arrow_type
 from knime_mcp.errors import McpToolError, ToolCallError, scrub
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from knime_mcp.agent.tool_changes import ToolChange, ToolWatch
+    from knime_mcp.config import ServerSpec
 
 __all__ = [
     "LOG_COLUMNS",
@@ -199,7 +200,7 @@ class AgentToolset:
         self._dispatcher = dispatcher
         self._watch = watch
         self._limiter = anyio.CapacityLimiter(max_concurrency)
-        self._fence = token_hex(4)
+        self._fence = new_fence()
         self._tools = list(tools)
         self.warnings = self._offer()
         """The tools over :data:`MAX_OFFERED_TOOLS` or :data:`MAX_OFFERED_SPEC_BYTES`, for a node warning."""
@@ -240,7 +241,7 @@ class AgentToolset:
                 group.start_soon(run, index, call)
         done = [reply for reply in replies if reply is not None]
         self.log.extend(self._scrubbed(reply.entry) for reply in done)
-        await self._follow_tool_changes(turn)
+        await self._follow_tool_changes(turn, self._servers(calls))
         return ToolTurn(self._messages(calls, done), [reply.error for reply in done if reply.error is not None])
 
     async def _run(self, call: _Call, turn: int) -> _Reply:
@@ -265,11 +266,17 @@ class AgentToolset:
         # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
         return reply._replace(note=update_note(added)) if added and reply.result is not None else reply
 
-    async def _follow_tool_changes(self, turn: int) -> None:
-        """Offer the new tool sets of the servers that said their tools changed, and note each change in the log."""
+    def _servers(self, calls: list[_Call]) -> set[ServerSpec]:
+        """The MCP servers the calls reached."""
+        tools = [self._names.resolve(call.name) for call in calls if call.name in self._names]
+        return {tool.server for tool in tools if isinstance(tool, MCPTool)}
+
+    async def _follow_tool_changes(self, turn: int, called: set[ServerSpec]) -> None:
+        """Offer the new tool sets of the servers that said their tools changed, or may have changed them during
+        the calls, and note each change in the log."""
         if self._watch is None:
             return
-        self._tools, changes = await self._watch.follow(self._tools)
+        self._tools, changes = await self._watch.follow(self._tools, called)
         if changes:
             self._offer()
             self.log.extend(_change_entry(change, turn) for change in changes)
@@ -337,13 +344,7 @@ class AgentToolset:
         """Tool output as data: at most ``output_cap`` bytes, then the data repository note (its column names come
         from tool output too), between tags carrying this run's random fence value (which tool output cannot forge)."""
         text, _ = cap_text(scrub(text, self._secrets), self._output_cap)
-        return _between_fences("tool-output", tool, f"{text}\n\n{note}" if note else text, self._fence)
-
-
-def _between_fences(tag: str, tool: str, text: str, fence: str) -> str:
-    """Text a tool's server or author wrote, as data: between tags carrying the run's random fence value, which the
-    text cannot forge. ``tool`` is the model-facing name (letters, digits, ``_`` and ``-``)."""
-    return f'<{tag} tool="{tool}" fence="{fence}">\n{text}\n</{tag} fence="{fence}">'
+        return between_fences("tool-output", f"{text}\n\n{note}" if note else text, self._fence, tool=tool)
 
 
 def _spec(name: str, tool: MCPTool | LocalTool, fence: str) -> dict[str, Any]:
@@ -352,7 +353,7 @@ def _spec(name: str, tool: MCPTool | LocalTool, fence: str) -> dict[str, Any]:
         source = "MCP server" if tool.http is None else "HTTP API"
         origin = f"(Tool {tool.tool_name!r} of {source} {tool.server.display_name!r}.)"
         description = f"{description}\n{origin}" if description else origin
-    description = _between_fences("tool-description", name, description, fence) if description else ""
+    description = between_fences("tool-description", description, fence, tool=name) if description else ""
     schema = tool.parameter_schema or {}
     parameters = schema if schema.get("type") == "object" else {"type": "object", "properties": {}}
     return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
@@ -383,12 +384,13 @@ def _over_the_cap_warnings(left_out: Sequence[str], offered: int) -> list[str]:
 
 
 def _change_entry(change: ToolChange, turn: int) -> ToolCallLogEntry:
-    """The tool-call log's note that a server changed its tools: which are offered from the next model call on."""
+    """The tool-call log's note that a server changed its tools: which are offered from the next model call on,
+    which changed their annotations, and which of those the policy blocks now."""
     record = CallRecord(
         tool=TOOLS_CHANGED, kind="mcp", server=change.server, arguments={}, status="tools_changed", error=None,
         duration_ms=0.0,
     )  # fmt: skip
-    result = json.dumps({"added": change.added, "removed": change.removed}, ensure_ascii=False)
+    result = json.dumps(change.to_dict(), ensure_ascii=False)
     return ToolCallLogEntry(turn=turn, tool_call_id="", tool=TOOLS_CHANGED, record=record, result=result)
 
 

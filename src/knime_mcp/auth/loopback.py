@@ -1,21 +1,25 @@
 """The redirect listener of an interactive sign-in (RFC 8252, section 7.3).
 
 The authorization server sends the browser back to ``http://127.0.0.1:PORT/callback?code=…&state=…``. The port is
-bound when the sign-in is prepared, because the redirect address goes into the authorization request, but the
-listener answers only while a sign-in waits for the browser: it takes that one request, tells the browser it may
-close, and hands the code to the SDK's OAuth client. Authorization servers allow any port for a loopback redirect of
-a native client, so a client registered once is reused whatever port a later sign-in gets.
+bound when the sign-in is prepared, because the redirect address goes into the client's registration, but it takes
+connections only from when the browser is opened: before that a local process that connects is refused, so nothing
+it sends waits in the queue to be answered later. Then the listener answers the redirect path with the ``state`` of
+this sign-in only, tells the browser it may close, and hands the code to the SDK's OAuth client; any other request
+(another path, another or no ``state``) gets 404 and the wait goes on, so no local process can end or spoil a sign-in.
+Authorization servers allow any port for a loopback redirect of a native client, so a client registered once is
+reused whatever port a later sign-in gets.
 """
 
 from __future__ import annotations
 
+import secrets
 import socket
 from typing import TYPE_CHECKING
 
 import anyio
 from mcp.shared.auth import AuthorizationCodeResult
 
-from knime_mcp.demo_server import HOST, listening_socket
+from knime_mcp.demo_server import HOST
 from knime_mcp.errors import ServerAuthError
 
 if TYPE_CHECKING:
@@ -33,12 +37,22 @@ class LoopbackRedirect:
     """A port on 127.0.0.1 that the browser comes back to; whoever creates it closes it."""
 
     def __init__(self) -> None:
-        self._socket: socket.socket = listening_socket(0)
+        # Bound without SO_REUSEADDR, so that no other program can bind the port beside it, and not yet listening.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            self._socket.bind((HOST, 0))
+        except OSError:
+            self._socket.close()
+            raise
         self.redirect_uri = f"http://{HOST}:{self._socket.getsockname()[1]}{CALLBACK_PATH}"
 
-    async def receive(self, server: str) -> AuthorizationCodeResult:
-        """Answer on the port until the browser comes back; its code, or the server's refusal (``error=…``) as a
-        :class:`ServerAuthError`."""
+    def listen(self) -> None:
+        """Take connections from now on: called as the browser is opened, so that it may come back at once."""
+        self._socket.listen(16)
+
+    async def receive(self, server: str, state: str) -> AuthorizationCodeResult:
+        """Answer on the port until the browser comes back with ``state``; its code, or the server's refusal
+        (``error=…``) as a :class:`ServerAuthError`."""
         # The web server loads only when a person signs in.
         import uvicorn
         from starlette.applications import Starlette
@@ -49,6 +63,9 @@ class LoopbackRedirect:
         arrived = anyio.Event()
 
         async def back(request: Request) -> HTMLResponse:
+            given = request.query_params.get("state", "").encode()
+            if not state or not secrets.compare_digest(given, state.encode()):
+                return HTMLResponse(_PAGE.format("This is not the sign-in knime-mcp is waiting for."), status_code=404)
             if arrived.is_set():
                 return HTMLResponse(_PAGE.format("This sign-in was already completed."), status_code=409)
             query.update(request.query_params)

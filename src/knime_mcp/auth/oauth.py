@@ -23,6 +23,7 @@ from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuth
 from mcp.client.auth.utils import is_valid_client_metadata_url, union_scopes
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 
+from knime_mcp.auth.guard import GuardedFlow
 from knime_mcp.auth.signin import BrowserSignIn
 from knime_mcp.auth.store import TokenStore
 from knime_mcp.config import CredentialLookup, ServerSpec, resolve_secret
@@ -60,6 +61,9 @@ class OAuthClient:
     client_secret: str | None = None
     scope: str | None = None
     client_metadata_url: str | None = None
+    issuer: str | None = None
+    """The authorization server's issuer the person configured: the only one knime-mcp signs in at or sends the
+    client secret to (:mod:`knime_mcp.auth.guard`)."""
 
     @property
     def store_key(self) -> str:
@@ -76,8 +80,8 @@ def oauth_client(spec: ServerSpec, credentials: CredentialLookup | None = None) 
         username, secret = resolve_secret(auth, credentials, spec.display_name)
     client_id = auth.client_id or username or None
     if client_id is not None and secret is None and is_valid_client_metadata_url(client_id):
-        return OAuthClient(client_metadata_url=client_id, scope=auth.scope)
-    return OAuthClient(client_id=client_id, client_secret=secret, scope=auth.scope)
+        return OAuthClient(client_metadata_url=client_id, scope=auth.scope, issuer=auth.issuer)
+    return OAuthClient(client_id=client_id, client_secret=secret, scope=auth.scope, issuer=auth.issuer)
 
 
 class ServerOAuth:
@@ -137,10 +141,10 @@ def oauth_auth(
                 hint="Choose a KNIME credential whose user name is the client id and whose password is the secret.",
             )
         with warnings.catch_warnings():
-            # Without an issuer the authorization server the MCP server names receives the secret, as documented.
+            # Without a configured issuer the guard remembers the first one (knime_mcp.auth.guard), as documented.
             warnings.simplefilter("ignore")
-            provider: OAuthClientProvider = ClientCredentialsOAuthProvider(
-                server_url, store, client.client_id, client.client_secret, scope=client.scope
+            provider: GuardedFlow = _ClientCredentials(
+                server_url, store, client.client_id, client.client_secret, scope=client.scope, issuer=client.issuer
             )
     else:
         metadata = OAuthClientMetadata(
@@ -169,11 +173,16 @@ def oauth_auth(
             callback_handler=callback,
             client_metadata_url=client.client_metadata_url,
         )
+    provider.guard(server=server, store=store, issuer=client.issuer, secret=bool(client.client_secret))
     store.attach(provider.context)
     return provider
 
 
-class _RefreshingFirst(OAuthClientProvider):
+class _ClientCredentials(GuardedFlow, ClientCredentialsOAuthProvider):
+    """The SDK's client credentials grant, guarded."""
+
+
+class _RefreshingFirst(GuardedFlow):
     """On a 401 the SDK signs in anew; a refresh token held is tried first, once per request. The server may have
     revoked the access token or let it expire early, and a run where nobody can sign in goes on with a refresh."""
 

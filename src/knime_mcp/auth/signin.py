@@ -15,6 +15,7 @@ import webbrowser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 from mcp.shared.auth import AuthorizationCodeResult
@@ -39,18 +40,23 @@ class BrowserSignIn:
         self._show = show
         self._timeout = SIGN_IN_SECONDS if timeout is None else timeout
         self._redirect = LoopbackRedirect()
+        self._state = ""
+        """The ``state`` of the sign-in under way, which the browser must bring back (the SDK makes one per sign-in)."""
 
     @property
     def redirect_uri(self) -> str:
         return self._redirect.redirect_uri
 
     async def open_browser(self, url: str) -> None:
+        """The SDK's redirect handler: the redirect port starts taking connections, for this sign-in's ``state``."""
+        self._state = parse_qs(urlsplit(url).query).get("state", [""])[0]
+        self._redirect.listen()
         self._show(url)
         threading.Thread(target=webbrowser.open, args=(url,), name="knime-mcp sign-in browser", daemon=True).start()
 
     async def wait_for_code(self) -> AuthorizationCodeResult:
         with _paused(connect_deadline.get()), anyio.move_on_after(self._timeout) as waiting:
-            return await self._redirect.receive(self._server)
+            return await self._redirect.receive(self._server, self._state)
         assert waiting.cancelled_caught
         raise ServerAuthError(
             f"The sign-in timed out: the browser did not come back within {self._timeout:g} s.",

@@ -2,9 +2,12 @@
 
 The SDK's OAuth client keeps tokens through a :class:`mcp.client.auth.TokenStorage`; this one writes them under
 ``~/.knime-mcp/oauth/`` (``KNIME_MCP_OAUTH_DIR`` moves it), beside the seal key and never in settings, tables or
-workflows. It also keeps what the SDK forgets between runs: when the access token expires, and the authorization
-server's metadata, so that a later run refreshes the token at the right endpoint before it expires instead of
-sending an expired token and being asked to sign in again.
+workflows. A folder or file that another user could have written (group- or world-writable, or owned by someone
+else) is refused, and a symbolic link in place of a token file is never followed: a planted sign-in could name an
+authorization server that collects the refresh token or the client secret. It also keeps what the SDK forgets
+between runs: when the access token expires, and the authorization server's metadata, so that a later run refreshes
+the token at the right endpoint before it expires instead of sending an expired token and being asked to sign in
+again; and the issuer a client secret was first used with (:mod:`knime_mcp.auth.guard`).
 
     store = TokenStore.for_server("https://mcp.example.com/mcp", client="dynamic")
     provider = OAuthClientProvider(url, metadata, store, ...)
@@ -17,12 +20,15 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
+
+from knime_mcp.errors import ConfigError
 
 __all__ = ["OAUTH_DIR_ENV", "REFRESH_MARGIN_SECONDS", "TokenStore", "forget_server", "oauth_dir"]
 
@@ -115,11 +121,29 @@ class TokenStore:
     def has_tokens(self) -> bool:
         return "tokens" in self._read()
 
+    def confirmed_issuer(self) -> str | None:
+        """The authorization server this client's secret was first used with (:mod:`knime_mcp.auth.guard`)."""
+        issuer = self._read().get("confirmed_issuer")
+        return issuer if isinstance(issuer, str) else None
+
+    def confirm_issuer(self, issuer: str) -> None:
+        self._write(confirmed_issuer=issuer)
+
     def _read(self) -> dict[str, Any]:
+        _check_owned(self.path.parent, "folder")
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+            handle = os.open(self.path, os.O_RDONLY | _NO_FOLLOW)
+        except FileNotFoundError:
             return {}
+        except OSError as exc:
+            _check_not_link(self.path)
+            raise ConfigError(f"The OAuth token file {self.path} cannot be read ({exc.strerror}).") from exc
+        with os.fdopen(handle, "rb") as file:
+            _check_owned(self.path, "file", os.fstat(file.fileno()))
+            try:
+                data = json.loads(file.read())
+            except ValueError:
+                return {}
         return data if isinstance(data, dict) and data.get("server") == self._server else {}
 
     def _write(self, **changes: Any) -> None:
@@ -137,7 +161,48 @@ class TokenStore:
     def _save(self, data: dict[str, Any]) -> None:
         """Write the file whole under another name and move it into place, readable by the user alone."""
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _check_owned(self.path.parent, "folder")
+        _check_not_link(self.path)
         draft = self.path.with_name(f".{self.path.name}.{secrets.token_hex(8)}")
         with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
             json.dump(data, out)
         os.replace(draft, self.path)
+
+
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OWNED = os.name == "posix"
+"""Owners and write permissions are checked where the file system has them (not on Windows, whose user folders
+other users cannot write to by default)."""
+_REMOVE_HINT = "Remove it (`knime-mcp logout URL`, or delete the file) and sign in again."
+
+
+def _check_not_link(path: Path) -> None:
+    """Refuse a symbolic link in place of a token file: reading it would take a sign-in from elsewhere."""
+    if path.is_symlink():
+        raise ConfigError(
+            f"The OAuth token file {path} is a symbolic link; knime-mcp does not follow links there, since a planted "
+            "link could make it read or overwrite another file.",
+            hint=_REMOVE_HINT,
+        )
+
+
+def _check_owned(path: Path, kind: str, status: os.stat_result | None = None) -> None:
+    """Refuse a token folder or file (``kind``) that another user owns or may write to (a missing folder passes):
+    whoever can write there can plant a sign-in that sends the tokens or the client secret to a server of theirs."""
+    if not _OWNED:
+        return
+    if status is None:
+        try:
+            status = path.stat()
+        except FileNotFoundError:
+            return
+    if status.st_uid != os.getuid():
+        problem = "belongs to another user"
+        hint = f"Use a token folder of your own ({OAUTH_DIR_ENV}), or have the file system's owner fix it."
+    elif status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = "others can write to it"
+        mode = "700" if kind == "folder" else "600"
+        hint = f"Make it yours alone (chmod {mode} {path}), and delete any sign-in in it you did not make."
+    else:
+        return
+    raise ConfigError(f"The OAuth token {kind} {path} is refused: {problem}.", hint=hint)

@@ -1,7 +1,8 @@
 """The MCP Prompt node's behaviour: list a server's prompts, and get one as a conversation an agent can continue.
 
 Layer: above :class:`~knime_mcp.mcp.client.McpClient`; below the KNIME node and Python users. A prompt's messages become
-rows of :mod:`knime_mcp.agent.conversation`, exactly what the Agent Prompter reads as history: text as the content, an
+rows of :mod:`knime_mcp.agent.conversation`, exactly what the Agent Prompter reads as history, each fenced as the
+server's words (:func:`prompt_messages`): text as the content, an
 image (also an embedded image resource) as a ``data:`` URL in the images column and a PNG in the image column, the text
 of an embedded resource as the content, and what a conversation cannot hold (audio, binary resources, resource links)
 as a note that names it. No KNIME import.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from knime_mcp.agent.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
+from knime_mcp.agent.fences import between_fences, new_fence
 from knime_mcp.caller.arguments import json_object, row_label
 from knime_mcp.caller.input_batches import InputBatches
 from knime_mcp.caller.table import OnError
@@ -105,12 +107,25 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def prompt_messages(prompt: RenderedPrompt) -> list[BaseMessage]:
-    """The prompt's messages as the agent's messages: ``assistant`` ones as the model's, any other as the user's."""
-    return [
-        AIMessage(_content(m.content)) if m.role == "assistant" else HumanMessage(_content(m.content))
-        for m in prompt.messages
-    ]
+def prompt_messages(prompt: RenderedPrompt, server: str, fence: str) -> list[BaseMessage]:
+    """The prompt's messages as the agent's messages: ``assistant`` ones as the model's, any other as the user's.
+
+    The server wrote them all, so each is fenced as tool output is: between ``<mcp-prompt>`` tags that name
+    ``server`` and the role and carry the run's ``fence`` value; a server cannot put words in the model's mouth
+    unmarked. An image gets a fenced line before it."""
+    messages: list[BaseMessage] = []
+    for message in prompt.messages:
+        content = _content(message.content)
+        if isinstance(content, str):
+            content = between_fences("mcp-prompt", content, fence, server=server, role=message.role)
+        else:
+            note = between_fences("mcp-prompt", _IMAGE_NOTE, fence, server=server, role=message.role)
+            content = [{"type": "text", "text": note}, *content]
+        messages.append(AIMessage(content) if message.role == "assistant" else HumanMessage(content))
+    return messages
+
+
+_IMAGE_NOTE = "[The prompt's image follows.]"
 
 
 def _content(part: ContentPart) -> str | list[str | dict[str, Any]]:
@@ -144,6 +159,8 @@ class _Getter:
     def __init__(self, client: McpClient, prompt: MCPPrompt | None, on_error: OnError | None) -> None:
         """``prompt``: None when no name was given; ``on_error``: None for a single get, whose error is the run's."""
         self.client, self.prompt, self.on_error = client, prompt, on_error
+        self.fence = new_fence()
+        """One fence value for every message of the run."""
         self.rows: list[dict[str, str | None]] = []
         self.errors = 0
 
@@ -163,7 +180,8 @@ class _Getter:
             self.rows.append({**dict.fromkeys(CONVERSATION_COLUMNS), ERROR: f"{label}: {exc}"})
             return
         extra = {} if self.on_error is None else {ERROR: None}
-        self.rows += [{**message_to_row(message), **extra} for message in prompt_messages(rendered)]
+        messages = prompt_messages(rendered, self.client.server, self.fence)
+        self.rows += [{**message_to_row(message), **extra} for message in messages]
 
 
 async def get_prompt(

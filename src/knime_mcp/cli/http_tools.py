@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, ENV_REF
 from knime_mcp.errors import ConfigError, UsageError
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
     from knime_mcp.config import AuthRef
@@ -39,7 +40,12 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
     http.add_argument(
         "source", nargs="?", metavar="SOURCE", help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file"
     )
-    http.add_argument("--base-url", metavar="URL", help="where requests go (default: the document's first server)")
+    http.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="where requests go (default: the document's servers); the credential goes only here or to the origin the "
+        "document was read from",
+    )
     http.add_argument(
         "--webhooks", metavar="FILE.csv", help="webhooks to add: columns Name, Description, URL, Method, Input Schema"
     )
@@ -52,6 +58,13 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
     auth.add_argument(
         "--key-name", metavar="NAME", help="header or query parameter carrying the key (default: the document's)"
     )
+    http.add_argument(
+        "--max-document-mb",
+        type=float,
+        default=MAX_DOCUMENT_BYTES / 2**20,
+        metavar="MB",
+        help="the largest OpenAPI document read (default: %(default)g)",
+    )
     http.add_argument("--connect-timeout", type=float, default=DEFAULT_TIMEOUTS.connect, metavar="SECONDS")
     http.add_argument("--call-timeout", type=float, default=DEFAULT_TIMEOUTS.call, metavar="SECONDS")
     return http
@@ -63,6 +76,8 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
 
     if not args.source and not args.webhooks:
         raise UsageError("http-tools needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both.")
+    if args.max_document_mb <= 0:
+        raise UsageError("--max-document-mb must be more than 0.")
     auth = _auth(args)
     rows = _webhook_rows(args.webhooks) if args.webhooks else []
     from knime_mcp.http.listing import list_http_tools
@@ -81,6 +96,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
         prefix=args.prefix,
         schema_mode=args.schema_mode,
         policy=policy,
+        max_document_bytes=round(args.max_document_mb * 2**20),
     )
 
 

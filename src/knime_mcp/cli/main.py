@@ -27,7 +27,7 @@ from knime_mcp.cli.call_table import run_call_table
 from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
 from knime_mcp.cli.catalog import add_catalog_commands, find_named, print_json, run_catalog_command
 from knime_mcp.cli.http_tools import HTTP_COMMAND, add_http_command, http_listing
-from knime_mcp.cli.render import terminal_safe
+from knime_mcp.cli.render import one_line, terminal_safe
 from knime_mcp.cli.servers import (
     HOST_PORT,
     SignInPrompt,
@@ -75,7 +75,7 @@ def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> SignInPrompt:
         return None
 
     def show(url: str) -> None:
-        print(f"Sign in in your browser. If none opened, visit:\n  {url}", file=err, flush=True)
+        print(f"Sign in in your browser. If none opened, visit:\n  {one_line(url)}", file=err, flush=True)
 
     return show
 
@@ -320,7 +320,7 @@ def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) 
 
         write_tools(listing.tools, args.output, args.format)
     for note in listing.notes:
-        print(f"Note: {terminal_safe(note)}", file=sys.stderr)
+        print(f"Note: {one_line(note)}", file=sys.stderr)
     return 0
 
 
@@ -342,7 +342,7 @@ def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show:
     from knime_mcp.tools.schema import validate_arguments
 
     def progress(done: float, total: float | None, message: str | None) -> None:
-        print(f"Progress: {terminal_safe(progress_text(done, total, message))}", file=sys.stderr, flush=True)
+        print(f"Progress: {one_line(progress_text(done, total, message))}", file=sys.stderr, flush=True)
 
     requests = ServerRequests(ServerRequestPolicy(elicitation=args.elicitation))
 
@@ -469,17 +469,21 @@ def _cli_hint(hint: str | None) -> str | None:
 
 
 class _OneLine(logging.Formatter):
-    """One line per log record; the traceback only with ``--verbose``."""
+    """One line per log record, whatever line feeds a server's log message holds; the traceback only with
+    ``--verbose``."""
 
     def __init__(self, verbose: bool) -> None:
         super().__init__("%(levelname)s %(name)s: %(message)s")
         self._verbose = verbose
 
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return one_line(super().formatMessage(record))
+
     def format(self, record: logging.LogRecord) -> str:
         if self._verbose:
             return terminal_safe(super().format(record))
         cause = f"{type(record.exc_info[1]).__name__}; " if record.exc_info and record.exc_info[1] else ""
-        return terminal_safe(f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)")
+        return one_line(f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)")
 
 
 @contextmanager
@@ -564,13 +568,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _run_command(args, target, out, err)
     except McpToolError as exc:
         exc.hint = _cli_hint(exc.hint)
-        print(f"Error: {terminal_safe(str(exc))}", file=err)
+        print(f"Error: {one_line(str(exc))}", file=err)
         return exc.exit_code
     except KeyboardInterrupt:
         print("Error: interrupted.", file=err)
         return 130
     except Exception as exc:  # the CLI's one boundary: anything unexpected still gets a message and exit code 1
-        print(f"Error: {type(exc).__name__}: {terminal_safe(str(exc))}", file=err)
+        print(f"Error: {type(exc).__name__}: {one_line(str(exc))}", file=err)
         return 1
 
 

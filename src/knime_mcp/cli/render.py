@@ -1,7 +1,8 @@
 """Plain-text rendering for terminals (tool lists, agent runs); no third-party imports, so CLI output stays fast.
 
 Whatever a server wrote (tool names, descriptions, results, errors) goes through :func:`terminal_safe` before the CLI
-prints it, so a server cannot drive the terminal it is shown in.
+prints it, so a server cannot drive the terminal it is shown in; what goes to stderr one line per message (errors,
+log records, progress, notes) goes through :func:`one_line`, so a server cannot forge a line there either.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from knime_mcp.agent.loop import AgentRun
     from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["render_agent_run", "render_tools", "terminal_safe"]
+__all__ = ["one_line", "render_agent_run", "render_tools", "terminal_safe"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 controls but tab and newline, DEL, and C1 controls (U+0080 to U+009F; U+009B is an 8-bit escape sequence)."""
@@ -31,7 +32,21 @@ def terminal_safe(text: str) -> str:
     return or plant a hyperlink: all of that starts with such a character (ESC above all), and escaped it prints as
     plain text. The escape is JSON's, so JSON output stays JSON, with the same strings.
     """
-    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return _CONTROL.sub(_escaped, text)
+
+
+_LINE_BREAKS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+"""The controls of :data:`_CONTROL`, newline, and the Unicode line and paragraph separators."""
+
+
+def one_line(text: str) -> str:
+    """``text`` as :func:`terminal_safe` writes it, and with its line breaks escaped too: a message printed as one
+    line (``Error: …``, a log record, progress) stays one line, so a server cannot append a line of its own making."""
+    return _LINE_BREAKS.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _flags(tool: MCPTool) -> str:

@@ -66,6 +66,12 @@ def server_options() -> argparse.ArgumentParser:
         "--scope", help="OAuth: the scopes to ask for, space-separated (client credentials; a sign-in where the "
         "server names none)",
     )
+    group.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="OAuth: the authorization server's issuer, the only one knime-mcp signs in at or sends the client "
+        "secret to (default: the one the MCP server names; a client secret stays with the first one it was used with)",
+    )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
     group.add_argument("--name", help="display name of the server")
@@ -165,6 +171,8 @@ def _auth(target: str, args: argparse.Namespace) -> AuthRef:
         stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
         kind = "oauth" if stored or args.command == "login" else None
     if kind is None:
+        if args.issuer is not None:
+            raise UsageError("--issuer goes with OAuth: add --auth oauth or --auth oauth-client-credentials.")
         return AuthRef()
     if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
         raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
@@ -173,4 +181,4 @@ def _auth(target: str, args: argparse.Namespace) -> AuthRef:
             "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
             hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
         )
-    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope)
+    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope, issuer=args.issuer)

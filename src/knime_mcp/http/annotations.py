@@ -1,12 +1,14 @@
 """MCP behaviour hints for an HTTP request, from its method's semantics unless the API says otherwise.
 
-GET, HEAD and OPTIONS read only; GET, HEAD, OPTIONS, PUT and DELETE are idempotent (RFC 9110); DELETE is
-destructive, while POST, PUT and PATCH create or update (the MCP hint: its changes are additive, not destructive).
-An OpenAPI operation's ``x-mcp-annotations`` (``readOnlyHint``,
-``destructiveHint``, ``idempotentHint``, ``openWorldHint``) replaces what it names.
+GET, HEAD and OPTIONS read only; GET, HEAD, OPTIONS, PUT and DELETE are idempotent (RFC 9110). Every other method
+may write, and a tool that writes is destructive unless it says otherwise, as in the MCP specification (whose
+``destructiveHint`` defaults to true): a method cannot tell a POST that appends from one that overwrites or deletes,
+so the Agent Prompter's default policy (block destructive tools) offers only the reading operations. An OpenAPI
+operation's ``x-mcp-annotations`` (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``)
+replaces what it names, e.g. ``destructiveHint: false`` for a POST that only adds.
 
     method_annotations("DELETE")                                  # destructive, idempotent
-    method_annotations("POST", {"destructiveHint": False}, "POST /search")
+    method_annotations("POST", {"destructiveHint": False}, "POST /pets")
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def method_annotations(method: str, declared: Any = None, label: str = "") -> To
     """The hints for ``method``, with those ``declared`` (an ``x-mcp-annotations`` object) put over them."""
     hints = {
         "read_only": method in _READ_ONLY,
-        "destructive": method == "DELETE",
+        "destructive": method not in _READ_ONLY,
         "idempotent": method in _IDEMPOTENT,
         "open_world": True,
     }

@@ -12,13 +12,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from knime_mcp.config import DEFAULT_TIMEOUTS
 from knime_mcp.errors import ConfigError, ServerConnectError
 
-__all__ = ["OpenApiDocument", "load_document", "parse_document"]
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["MAX_DOCUMENT_BYTES", "OpenApiDocument", "load_document", "parse_document", "shown_url"]
+
+MAX_DOCUMENT_BYTES = 10 * 2**20
+"""The largest document read by default, from a URL or a file: the largest public API descriptions are a few MB."""
 
 _SWAGGER_HINT = (
     "Convert it to OpenAPI 3 first, e.g. with 'npx swagger2openapi swagger.json -o openapi.json', or with the "
@@ -49,6 +55,10 @@ def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDoc
         data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"The OpenAPI document {source} is neither JSON nor YAML ({_first_line(exc)}).") from exc
+    except RecursionError as exc:
+        raise ConfigError(
+            f"The OpenAPI document {source} is nested too deeply to read.", hint="Check that it is an OpenAPI document."
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"The OpenAPI document {source} is not a JSON or YAML object.")
     if "swagger" in data:
@@ -66,28 +76,36 @@ def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDoc
 
 
 async def load_document(
-    source: str, *, timeout: float = DEFAULT_TIMEOUTS.connect, untrusted_hint: str | None = None
+    source: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUTS.connect,
+    untrusted_hint: str | None = None,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
 ) -> OpenApiDocument:
-    """Read the document at ``source``, an http(s) URL or a file path. ``untrusted_hint``: the source came from
-    data, so only a public http(s) URL is read (checked and pinned by the SSRF guard), never a file."""
+    """Read the document at ``source``, an http(s) URL or a file path, of at most ``max_bytes``. ``untrusted_hint``:
+    the source came from data, so only a public http(s) URL is read (checked and pinned by the SSRF guard), never a
+    file."""
     source = source.strip()
     if not source:
         raise ConfigError("No OpenAPI document given.", hint="Enter the document's URL or file path.")
     if source.startswith(("http://", "https://")):
-        return parse_document(await _fetch(source, timeout, untrusted_hint), source, source)
+        return parse_document(await _fetch(source, timeout, untrusted_hint, max_bytes), source, source)
     if untrusted_hint is not None:
         raise ConfigError(
             "A document path taken from data was refused: it would read a file of this machine.", hint=untrusted_hint
         )
     path = Path(source.removeprefix("file://")).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            content = file.read(max_bytes + 1)  # not its size: a device or a pipe has none
     except OSError as exc:
         raise ConfigError(f"Cannot read the OpenAPI document {source!r}: {exc.strerror or exc}.") from exc
-    return parse_document(text, repr(source))
+    if len(content) > max_bytes:
+        raise _too_large(repr(source), max_bytes)
+    return parse_document(content.decode("utf-8", errors="replace"), repr(source))
 
 
-async def _fetch(url: str, timeout: float, untrusted_hint: str | None) -> str:
+async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes: int) -> str:
     import httpx2
 
     from knime_mcp.errors import translate_errors
@@ -95,12 +113,14 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None) -> str:
     from knime_mcp.urlguard import check_url
 
     pin = None if untrusted_hint is None else await check_url(url, hint=untrusted_hint)
-    shown = _without_userinfo(url)
+    shown = shown_url(url)
     pool = HttpPool()
     try:
         with translate_errors(shown):
             async with pool.client(timeout=httpx2.Timeout(timeout), pin=pin) as client:
-                response = await client.get(url, headers={"Accept": "application/json, application/yaml"})
+                accept = {"Accept": "application/json, application/yaml"}
+                async with client.stream("GET", url, headers=accept) as response:
+                    content = await _read_bounded(response, shown, max_bytes) if response.status_code == 200 else b""
     finally:
         await pool.aclose()
     if response.status_code != 200:
@@ -109,12 +129,33 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None) -> str:
             server=shown,
             hint="Check the document's URL in a browser.",
         )
-    return response.text
+    return httpx2.Response(200, headers=response.headers, content=content).text  # decoded as the response says
 
 
-def _without_userinfo(url: str) -> str:
+async def _read_bounded(response: httpx2.Response, shown: str, max_bytes: int) -> bytes:
+    """The body, stopped as soon as it passes ``max_bytes`` (a Content-Length may be missing or lie)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(shown, max_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(source: str, max_bytes: int) -> ConfigError:
+    return ConfigError(
+        f"The OpenAPI document {source} is larger than {max_bytes / 2**20:g} MB, the most knime-mcp reads.",
+        hint="Raise the largest document size (the HTTP Tool Provider's setting, --max-document-mb) if it is "
+        "legitimately that large.",
+    )
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: without the userinfo or the query, which may carry a token."""
     parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
 
 
 def _first_line(exc: Exception) -> str:

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, Timeouts
 from knime_mcp.errors import ConfigError
-from knime_mcp.http.document import load_document
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES, load_document
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
+from knime_mcp.http.origins import judge_servers
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
 from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.provider import ToolListing, shape_tools
@@ -40,24 +41,33 @@ async def list_http_tools(
     schema_mode: SchemaMode = "full",
     policy: ToolPolicy | None = None,
     untrusted_hint: str | None = None,
+    max_document_bytes: int = MAX_DOCUMENT_BYTES,
 ) -> ToolListing:
     """The tools of the document at ``source`` (a URL or file; None: webhooks only), then one per webhook row.
 
-    ``auth`` goes to the API only, never to a webhook (whose URL is data). ``untrusted_hint``: the source or base
-    URL came from data (a flow variable), so the document is read only from a public URL and the API's server is
-    not sealed (agent and caller nodes check it again); otherwise it is, as a person chose it. ``trust_webhooks``
-    seals the webhooks' servers too."""
+    ``auth`` goes to the API only, never to a webhook (whose URL is data), and only at the document's own origin or
+    ``base_url`` (:mod:`knime_mcp.http.origins`). ``untrusted_hint``: the source or base URL came from data (a flow
+    variable), so the document is read only from a public URL and the API's server is not sealed (agent and caller
+    nodes check it again); otherwise it is, as a person chose it, where it is the document's origin or the base URL.
+    ``trust_webhooks`` seals the webhooks' servers too. ``max_document_bytes``: a larger document is refused."""
     tools: list[MCPTool] = []
+    notes: list[str] = []
+    sealed = untrusted_hint is None
     if source and source.strip():
-        document = await load_document(source, timeout=timeouts.connect, untrusted_hint=untrusted_hint)
+        document = await load_document(
+            source, timeout=timeouts.connect, untrusted_hint=untrusted_hint, max_bytes=max_document_bytes
+        )
         if isinstance(auth, DocumentApiKey):
             auth = auth.for_document(document)
-        sealed = untrusted_hint is None
-        tools += openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts, sealed=sealed)
+        api = openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts)
+        credential = auth is not None and auth.kind != "none"
+        api, notes = judge_servers(api, document.url, base_url=base_url, credential=credential, seal=sealed)
+        tools += api
     elif not webhooks:
         raise ConfigError(
             "Neither an OpenAPI document nor webhooks given.",
             hint="Enter an OpenAPI document's URL or file path, or connect a table of webhooks.",
         )
     tools += webhook_tools(webhooks, timeouts=timeouts, sealed=trust_webhooks)
-    return shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)
+    shaped = shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)
+    return ToolListing(shaped.tools, notes + shaped.notes)

@@ -22,7 +22,6 @@ from knime_mcp.http.annotations import ANNOTATIONS_EXTENSION, method_annotations
 from knime_mcp.http.document import OpenApiDocument
 from knime_mcp.http.operation import HttpOperation, HttpParameter
 from knime_mcp.http.schemas import DocumentSchemas
-from knime_mcp.seal import seal_spec
 from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["DocumentApiKey", "api_key_scheme", "openapi_tools"]
@@ -59,9 +58,9 @@ def openapi_tools(
     base_url: str | None = None,
     auth: AuthRef | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
-    sealed: bool = False,
 ) -> list[MCPTool]:
-    """One tool per operation, in the document's order; names as the document gives them (shaping sanitises)."""
+    """One tool per operation, in the document's order; names as the document gives them (shaping sanitises). The
+    servers are not sealed: :func:`knime_mcp.http.origins.judge_servers` decides which may be."""
     data = document.data
     schemas = DocumentSchemas(data)
     title = str((data.get("info") or {}).get("title") or "") or None
@@ -69,8 +68,7 @@ def openapi_tools(
 
     def server(url: str) -> ServerSpec:
         if url not in servers:
-            spec = ServerSpec(target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts)
-            servers[url] = seal_spec(spec) if sealed else spec
+            servers[url] = ServerSpec(target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts)
         return servers[url]
 
     tools = []

@@ -57,12 +57,32 @@ def build_request(operation: HttpOperation, arguments: Mapping[str, Any]) -> Htt
             query.extend((parameter.sent_as, _text(item)) for item in values)
         else:
             headers[parameter.sent_as] = _header(parameter.sent_as, value)
+    _check_segments(path, operation)
     return HttpRequest(
         method=operation.method, path=path, query=tuple(query), headers=headers, body=_body(operation, arguments)
     )
 
 
 _ARGUMENTS_HINT = "Call the tool again with arguments that match its input schema."
+_MOVING_SEGMENTS = frozenset({"", ".", ".."})
+"""Path segments that name another resource than their place in the template: '..' the parent (httpx and every
+server resolve dot segments, so /users/../profile is /profile), '.' and an empty one the collection, for servers
+that merge slashes."""
+
+
+def _check_segments(path: str, operation: HttpOperation) -> None:
+    """Refuse a path whose arguments made a segment empty, '.' or '..'. A value has its '/' encoded, so the filled
+    path has the template's segments one for one."""
+    for filled, template in zip(path.split("/"), operation.path.split("/"), strict=True):
+        if filled in _MOVING_SEGMENTS and filled != template:
+            names = [parameter.name for parameter in operation.parameters
+                     if parameter.location == "path" and f"{{{parameter.sent_as}}}" in template]  # fmt: skip
+            said = repr(filled) if filled else "an empty one"
+            raise ToolCallError(
+                f"The path parameter {names[0]!r} turns the path segment {template!r} into {said}, which would send "
+                f"the request to another resource than {operation.method} {operation.path}.",
+                hint=_ARGUMENTS_HINT,
+            )
 
 
 def _text(value: Any) -> str:

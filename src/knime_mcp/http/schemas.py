@@ -17,11 +17,25 @@ from typing import Any
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.schema import resolve_local_ref
 
-__all__ = ["DocumentSchemas"]
+__all__ = ["MAX_DOCUMENT_VALUES", "MAX_SCHEMA_VALUES", "DocumentSchemas"]
 
 _SCHEMAS = "#/components/schemas/"
 _MAX_DEPTH = 200
 """Nesting a document may have; deeper is refused rather than exhausting the Python stack."""
+
+MAX_SCHEMA_VALUES = 100_000
+"""Values (objects, lists, scalars) one converted schema may have. YAML aliases share one object between many
+places, so a document of a kilobyte can name a schema of billions of values (ten aliases of ten aliases of ...),
+which converting copies out and a tools table would hold."""
+
+MAX_DOCUMENT_VALUES = 5_000_000
+"""Values all of a document's converted schemas may have together: thousands of operations may each refer to one
+large parameter or body, which each tool's schema holds a copy of."""
+
+_TOO_LARGE_HINT = (
+    "The document is malformed or built to exhaust memory; if it is yours, put the schemas it repeats in "
+    "components and refer to them with $ref."
+)
 
 
 class DocumentSchemas:
@@ -35,6 +49,8 @@ class DocumentSchemas:
         self._pointers: dict[str, str] = {}
         """The other way round: a document lists thousands of schemas, too many to search for each name."""
         self._converted: dict[str, Any] = {}
+        self._values = 0
+        """Values converted so far; a schema's own count starts at its start."""
 
     def deref(self, node: Any, what: str) -> Any:
         """``node``, or what its chain of ``$ref``\\ s points to (a parameter, request body or response object)."""
@@ -49,7 +65,7 @@ class DocumentSchemas:
 
     def convert(self, schema: Any) -> Any:
         """``schema`` as JSON Schema, with its references pointing into ``$defs`` (see :meth:`defs_for`)."""
-        return self._walk(schema, 0)
+        return self._walk(schema, 0, self._values)
 
     def defs_for(self, *schemas: Any) -> dict[str, Any]:
         """The ``$defs`` that the converted ``schemas`` need, with those their definitions need in turn."""
@@ -73,7 +89,7 @@ class DocumentSchemas:
 
     def _definition(self, pointer: str) -> Any:
         if pointer not in self._converted:
-            self._converted[pointer] = self._walk(self._target(pointer, "schema"), 0)
+            self._converted[pointer] = self._walk(self._target(pointer, "schema"), 0, self._values)
         return self._converted[pointer]
 
     def _target(self, ref: str, what: str) -> Any:
@@ -99,17 +115,35 @@ class DocumentSchemas:
             self._pointers[unique] = pointer
         return self._names[pointer]
 
-    def _walk(self, node: Any, depth: int) -> Any:
+    def _walk(self, node: Any, depth: int, start: int) -> Any:
+        """``node`` converted; ``start``: the count of values when the schema it belongs to began."""
         if depth > _MAX_DEPTH:
             raise ConfigError(f"A schema of the document is nested deeper than {_MAX_DEPTH} levels.")
+        self._count(start)
         if isinstance(node, list):
-            return [self._walk(item, depth + 1) for item in node]
+            return [self._walk(item, depth + 1, start) for item in node]
         if not isinstance(node, dict):
             return node
-        converted = {key: self._walk(value, depth + 1) for key, value in node.items()}
+        converted = {key: self._walk(value, depth + 1, start) for key, value in node.items()}
         if isinstance(node.get("$ref"), str):
             converted["$ref"] = f"#/$defs/{self._name(node['$ref'])}"
         return _from_dialect_30(converted) if self._dialect_30 else converted
+
+    def _count(self, start: int) -> None:
+        """Stop a schema, or the document's schemas together, that grow past their bounds as they are copied."""
+        self._values += 1
+        if self._values - start > MAX_SCHEMA_VALUES:
+            raise ConfigError(
+                f"A schema of the document has more than {MAX_SCHEMA_VALUES:,} values (each YAML alias counted as "
+                "the copy it makes).",
+                hint=_TOO_LARGE_HINT,
+            )
+        if self._values > MAX_DOCUMENT_VALUES:
+            raise ConfigError(
+                f"The document's schemas have more than {MAX_DOCUMENT_VALUES:,} values once their references and "
+                "YAML aliases are copied into each operation's tool.",
+                hint=_TOO_LARGE_HINT,
+            )
 
 
 def _from_dialect_30(schema: dict[str, Any]) -> dict[str, Any]:

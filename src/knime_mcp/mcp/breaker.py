@@ -4,9 +4,10 @@ Used by :class:`~knime_mcp.mcp.pool.ClientPool` for opening sessions and by :cla
 requests on an open one (refused connections, lost sessions, failed reconnects), so that a Tool Caller over a
 thousand rows does not spend a thousand attempts on a dead server. Settings and authentication errors never heal
 by waiting, so they fail fast for good. A reply that breaks the MCP schema (:class:`ServerProtocolError`) is an
-answer from a live server, so it counts as one, not as a failure. A 429 or 5xx is not counted either (the dispatcher
-retries it), unless the server asked to be left alone longer than knime-mcp waits: then the circuit opens at once,
-until the time the server named.
+answer from a live server, so it counts as one, not as a failure. A 5xx counts as a failure (a server that answers
+every call with 500 would otherwise take each row's retries for hours); a 429 does not (the server is pacing the
+client, and the dispatcher waits as it asks). Either opens the circuit at once when the server asked to be left alone
+longer than knime-mcp waits, until the time it named.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class Circuit:
         if remaining <= 0:
             self._open_until = None
             return
-        why = "as it asked" if isinstance(last, ServerBusyError) else f"after {self._failures} failures in a row"
+        asked = isinstance(last, ServerBusyError) and last.too_long_to_wait
+        why = "as it asked" if asked else f"after {self._failures} failures in a row"
         raise CircuitOpenError(
             f"Not trying the server again for {remaining:.0f} s {why} (last: {last.message})",
             server=last.server,
@@ -72,10 +74,11 @@ class Circuit:
         if isinstance(error, ServerProtocolError):
             self.succeeded()
             return
-        if isinstance(error, ServerBusyError):
-            if error.too_long_to_wait and error.retry_after is not None:
-                self._last = error
-                self._open_until = anyio.current_time() + error.retry_after
+        if isinstance(error, ServerBusyError) and error.too_long_to_wait and error.retry_after is not None:
+            self._last = error
+            self._open_until = anyio.current_time() + error.retry_after
+            return
+        if isinstance(error, ServerBusyError) and error.status < 500:
             return
         self._failures += 1
         self._last = error

@@ -29,7 +29,7 @@ import mcp
 import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
 from knime_mcp.auth import ServerOAuth, connect_deadline
 from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt, check_arguments, prompt_refused
@@ -64,6 +64,7 @@ from knime_mcp.errors import (
 from knime_mcp.mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests, SessionRequests
+from knime_mcp.mcp.tool_listing import ListedTools, listed_tools
 from knime_mcp.mcp.transports import (
     FALLBACK_STATUSES,
     ConcreteTransport,
@@ -201,6 +202,12 @@ class McpClient:
     def tool_list_changes(self) -> int:
         """How many times the server said its tool list changed, in the current session."""
         return self._sessions[-1].requests.tool_list_changes if self._sessions else 0
+
+    @property
+    def tools_may_change(self) -> bool:
+        """Whether the server declared that its tool list may change (``tools.listChanged``)."""
+        tools = self._sessions[-1].client.server_capabilities.tools if self._sessions else None
+        return bool(tools and tools.list_changed)
 
     def offers(self, feature: Literal["resources", "prompts"]) -> bool:
         """Whether the server declared the capability (False before it is connected): a server without it answers
@@ -480,12 +487,14 @@ class McpClient:
         and callers on this machine may later connect to it as it is. A client pinned to a checked address serves a
         server from data, whose tools stay unsealed so that later runs check it again.
         """
+        return (await self.tool_listing()).tools
+
+    async def tool_listing(self) -> ListedTools:
+        """:meth:`list_tools`, with a note per tool left out because it cannot be a tool (no name)."""
         listed = replace(self.spec, handshake=self._handshake)
         if self._pin is None:
             listed = seal_spec(listed)
-        return await self._list_all(
-            mcp.Client.list_tools, lambda page: [MCPTool.from_sdk(tool, listed) for tool in page.tools], "tools"
-        )
+        return listed_tools(await self._list_all(mcp.Client.list_tools, lambda page: page.tools, "tools"), listed)
 
     async def list_resources(self) -> list[MCPResource]:
         """Every resource the server lists, following pagination cursors to the end."""
@@ -688,8 +697,8 @@ class McpClient:
         status, retry_after, challenge = refused
         if _busy(status):
             return ServerBusyError(status, retry_after, server=self.server)
-        if status in _SESSION_REFUSED and session.kind == "streamable-http" and exc.error.message not in _STAND_INS:
-            return None  # the server's own JSON-RPC error, sent with the status (400 for invalid params)
+        if status in _SESSION_REFUSED and session.kind == "streamable-http" and _servers_own_error(status, exc):
+            return None
         if status in _SESSION_REFUSED and session.kind != "stdio":
             return SessionExpiredError(
                 f"The server refused this session (HTTP {status}); it may have restarted.",
@@ -758,6 +767,13 @@ _STAND_INS = frozenset({"Server returned an error response", SESSION_TERMINATED,
 """The messages of the errors the SDK makes up for an HTTP error status whose body holds no JSON-RPC error."""
 
 
+def _servers_own_error(status: int, exc: MCPError) -> bool:
+    """Whether a 400 or 404 carries the server's own JSON-RPC error (400 for invalid params, 404 for an unknown
+    method), not the refusal of a session id it forgot: a 404 says that whatever its body (the SDK's servers send
+    "Session not found" as -32600, the TypeScript SDK's as -32001, which reads as a timeout)."""
+    return exc.error.message not in _STAND_INS and (status == 400 or exc.error.code == METHOD_NOT_FOUND)
+
+
 def _call_key() -> str:
     """A fresh key to match what the transport saw of a request (an HTTP refusal, a failed write) to the request."""
     return secrets.token_hex(8)
@@ -775,4 +791,4 @@ class _Refused(Exception):
         self.status = status
 
 
-_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.3.0")
+_CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.4.0")

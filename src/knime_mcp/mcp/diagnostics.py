@@ -62,6 +62,9 @@ class Diagnostics:
         session ends before then never ran. The client forgets each key once its request is settled."""
         self.ended = False
         """Whether the transport ended under the session: its read stream closed, or it took no more writes."""
+        self.cut_off: str | None = None
+        """Why the transport stopped reading the server and ended the session (a stdio line past the message limit):
+        the error of every request still waiting for an answer."""
         self.end_on_refusal: Callable[[], Awaitable[None]] | None = None
         """Set where the transport does not answer a refused or failed request itself (legacy SSE): ends the
         session."""

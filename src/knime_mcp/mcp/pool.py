@@ -82,6 +82,7 @@ class ClientPool:
         self._stack = AsyncExitStack()
         self._task_group: TaskGroup | None = None
         self._http: HttpPool | None = None
+        self._on_open: list[Callable[[McpClient], Awaitable[None]]] = []
 
     async def __aenter__(self) -> ClientPool:
         http = HttpPool()
@@ -97,6 +98,12 @@ class ClientPool:
             for http_client in self._http_clients.values():
                 closing.start_soon(http_client.aclose)
         await self._stack.aclose()
+
+    def on_open(self, hook: Callable[[McpClient], Awaitable[None]]) -> None:
+        """Run ``hook`` on every MCP session as it opens, before any request of the run goes through it: the agent
+        lists the tools of a server that may change them, to tell a tool added later from one the tools table left
+        out."""
+        self._on_open.append(hook)
 
     @property
     def clients(self) -> list[McpClient]:
@@ -160,6 +167,8 @@ class ClientPool:
             pin=pin,
         )
         await client.open_in(self._task_group, self._http)
+        for hook in self._on_open:
+            await hook(client)
         return client
 
     async def _open_http(self, spec: ServerSpec, pin: PinnedHost | None) -> HttpToolClient:

@@ -5,7 +5,8 @@ Layer: core, used by :mod:`knime_mcp.mcp.client`, which hands :meth:`SessionRequ
 the 2026-07-28 one, answered by the same callbacks). A workflow usually runs without a person, so:
 
 - sampling (``sampling/createMessage``) is answered by the run's chat model only when the run allows it, within
-  :class:`~knime_mcp.config.SamplingLimits`, and declined with an error saying why otherwise;
+  :class:`~knime_mcp.config.SamplingLimits` (answer tokens, requests per run, prompt bytes), and declined with an
+  error saying why otherwise;
 - a form (elicitation) is answered with its schema's defaults when the policy says so and every field has one,
   and declined otherwise; URL-mode elicitations are always declined. Each decline is noted on the session, and the
   client makes the tool call it happened in a tool error: the server's answer after a decline reads like a success;
@@ -95,6 +96,12 @@ class ServerRequests:
         if self._sampled >= limits.max_requests:
             raise _Declined(f"knime-mcp answers at most {limits.max_requests} sampling requests per run.")
         messages = _chat_messages(params)
+        if (size := _prompt_bytes(messages)) > limits.max_prompt_bytes:
+            raise _Declined(
+                f"The request has a prompt of {size:,} bytes; knime-mcp sends a model at most "
+                f"{limits.max_prompt_bytes:,} bytes (about {limits.max_prompt_bytes // 4:,} tokens) of a server's "
+                "prompt ('Largest sampling prompt' in the Agent Prompter)."
+            )
         self._sampled += 1
         max_tokens = min(params.max_tokens, limits.max_tokens)
         from knime_mcp.agent.chat_model import model_errors
@@ -219,6 +226,11 @@ def _defaults(schema: dict[str, Any], allowed: bool) -> tuple[dict[str, Any] | N
     if missing := [name for name, field in fields.items() if "default" not in field]:
         return None, f"{'these fields have' if len(missing) > 1 else 'this field has'} no default: {', '.join(missing)}"
     return {name: field["default"] for name, field in fields.items()}, ""
+
+
+def _prompt_bytes(messages: Sequence[BaseMessage]) -> int:
+    """UTF-8 bytes of the texts of a sampling request, system prompt included."""
+    return sum(len(message.text.encode("utf-8", errors="surrogatepass")) for message in messages)
 
 
 def _chat_messages(params: mcp_types.CreateMessageRequestParams) -> list[BaseMessage]:

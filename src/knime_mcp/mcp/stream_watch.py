@@ -1,5 +1,6 @@
 """The session's (read, write) streams, watched for what the SDK does not report: requests written or not, responses
-whose id matches no request, frames it could not read, and a writer that is gone."""
+whose id matches no request, frames it could not read, a writer that is gone, and a transport that gave up on the
+server (:attr:`Diagnostics.cut_off`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Generic, Self, TypeVar
 import anyio
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
 from mcp.shared.message import SessionMessage
-from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp_types import (
+    CONNECTION_CLOSED,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
 from pydantic import ValidationError
 
 from knime_mcp.mcp.diagnostics import Diagnostics, call_key_in, unreadable_id
@@ -24,7 +33,7 @@ def watch_streams(
     the request it was meant for would look merely slow); with ``written_when_handed``, a request handed to the
     transport counts as sent (:attr:`Diagnostics.sent_calls`)."""
     read, write = streams
-    pending: set[str] = set()
+    pending: dict[str, RequestId] = {}
     writes = _WatchedWrites(write, pending, diagnostics, written_when_handed=written_when_handed)
     return _WatchedReads(read, pending, diagnostics), writes
 
@@ -53,7 +62,7 @@ class _Delegating(Generic[_Stream]):
 
 class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
     def __init__(
-        self, stream: ReadStream[SessionMessage | Exception], pending: set[str], diagnostics: Diagnostics
+        self, stream: ReadStream[SessionMessage | Exception], pending: dict[str, RequestId], diagnostics: Diagnostics
     ) -> None:
         super().__init__(stream)
         self._pending = pending
@@ -69,6 +78,8 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
             return self._note(await self._stream.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._diagnostics.ended = True
+            if (answer := self._cut_off()) is not None:
+                return answer
             raise
 
     def __aiter__(self) -> Self:
@@ -79,7 +90,18 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
             return self._note(await self._stream.__anext__())
         except (StopAsyncIteration, anyio.ClosedResourceError):
             self._diagnostics.ended = True
+            if (answer := self._cut_off()) is not None:
+                return answer
             raise
+
+    def _cut_off(self) -> SessionMessage | None:
+        """At the end of a transport that gave up on the server, the answer to one request still waiting: the reason,
+        instead of the SDK's bare "connection closed" (with the same code, so the session is known to have ended)."""
+        if self._diagnostics.cut_off is None or not self._pending:
+            return None
+        _, request_id = self._pending.popitem()
+        error = ErrorData(code=CONNECTION_CLOSED, message=self._diagnostics.cut_off)
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
     def _note(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, Exception):
@@ -87,7 +109,7 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
         if isinstance(item.message, JSONRPCResponse | JSONRPCError):
             key = str(item.message.id)
             if key in self._pending:
-                self._pending.discard(key)
+                del self._pending[key]
             elif item.message.id is not None and self._diagnostics.unmatched_id is None:
                 self._diagnostics.unmatched_id = key[:40]
         return item
@@ -100,7 +122,7 @@ class _WatchedReads(_Delegating[ReadStream[SessionMessage | Exception]]):
         request_id = unreadable_id(error)
         if request_id is None or str(request_id) not in self._pending:
             return error
-        self._pending.discard(str(request_id))
+        del self._pending[str(request_id)]
         error_data = ErrorData(code=PARSE_ERROR, message=_first_error(error))
         return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error_data))
 
@@ -113,7 +135,7 @@ class _WatchedWrites(_Delegating[WriteStream[SessionMessage]]):
     def __init__(
         self,
         stream: WriteStream[SessionMessage],
-        pending: set[str],
+        pending: dict[str, RequestId],
         diagnostics: Diagnostics,
         *,
         written_when_handed: bool,
@@ -126,7 +148,7 @@ class _WatchedWrites(_Delegating[WriteStream[SessionMessage]]):
     async def send(self, item: SessionMessage, /) -> None:
         key = None
         if isinstance(item.message, JSONRPCRequest):
-            self._pending.add(str(item.message.id))
+            self._pending[str(item.message.id)] = item.message.id
             key = call_key_in({"params": item.message.params}) if self._written_when_handed else None
         if key is not None:
             self._diagnostics.sent_calls.add(key)

@@ -8,10 +8,11 @@ context costs tens of milliseconds, a client over a shared transport costs micro
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
 import anyio
@@ -25,10 +26,11 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from knime_mcp.config import ServerSpec
+from knime_mcp.config import ServerSpec, resolve_target
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.legacy_sse import bounded_events, ending_on_refusal
+from knime_mcp.mcp.library_logs import mask_library_logs
 from knime_mcp.mcp.stdin_watch import watching_stdin
 from knime_mcp.mcp.stream_watch import watch_streams
 from knime_mcp.urlguard import PinnedHost
@@ -45,8 +47,9 @@ ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message a server may send in one server-sent event (SSE, and Streamable HTTP answering with an event
-stream), or as one JSON response body (Streamable HTTP answering with ``application/json``): the SDK's default of
-1 MiB per event loses any larger tool result, and with it the session, and it reads JSON bodies without a limit."""
+stream), as one JSON response body (Streamable HTTP answering with ``application/json``), or as one line (stdio): the
+SDK's default of 1 MiB per event loses any larger tool result, and with it the session, and it reads JSON bodies and
+stdio lines without a limit."""
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})
 """Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE; never when the
@@ -180,13 +183,14 @@ async def open_transport(
     """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored.
     ``pin``: the checked address of a server from data, which every HTTP request goes to; ``auth``: the OAuth
     provider (:mod:`knime_mcp.auth`) that authorizes every HTTP request."""
+    mask_library_logs()
     match kind:
         case "stdio":
             command = spec.command
             if not command:
                 raise ConfigError("The stdio command line is empty.", server=spec.display_name)
             params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
-            with watching_stdin(diagnostics.undelivered):
+            with watching_stdin(diagnostics.undelivered), _reading_lines_for(diagnostics):
                 async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
                     yield watch_streams(streams, diagnostics, written_when_handed=True)
         case "streamable-http":
@@ -194,12 +198,14 @@ async def open_transport(
                 pool.client(
                     headers=headers, timeout=_http_timeout(spec), auth=auth, diagnostics=diagnostics, pin=pin
                 ) as http,
-                streamable_http_client(spec.target, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams,
+                streamable_http_client(
+                    resolve_target(spec), http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
+                ) as streams,
             ):
                 yield watch_streams(streams, diagnostics)
         case "sse":
             async with sse_client(
-                spec.target,
+                resolve_target(spec),
                 headers=headers,
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
@@ -220,27 +226,62 @@ class _WholeLines(TextReceiveStream):
     The SDK's reader joins what it holds of a line with each new chunk and splits the result again, copying and
     rescanning a long line once per 64 KiB read: a 40 MB reply took seconds, quadratic in its size. Given whole lines
     it holds nothing, so reading is linear. Text without a final line end is handed on at the end of the stream,
-    where the SDK drops it as before."""
+    where the SDK drops it as before.
+
+    A line longer than :data:`MAX_MESSAGE_BYTES` is dropped and ends the session: stdout is closed, so the SDK stops
+    the server, and the requests waiting are told why (:attr:`Diagnostics.cut_off`). Otherwise a server that writes
+    without line ends would have the client hold all it writes, for as long as the session lasts."""
 
     def __init__(self, transport_stream: ByteReceiveStream, encoding: str = "utf-8", errors: str = "strict") -> None:
         super().__init__(transport_stream, encoding, errors)
         self._partial: list[str] = []
+        self._held = 0
+        self._diagnostics = _READING_FOR.get()
 
     async def receive(self) -> str:
         while True:
             try:
-                chunk = await super().receive()
+                data = await self.transport_stream.receive()
             except anyio.EndOfStream:
-                if not self._partial:
+                rest, self._partial = "".join([*self._partial, self._decoder.decode(b"", final=True)]), []
+                if not rest:
                     raise
-                rest, self._partial = "".join(self._partial), []
                 return rest
-            end = chunk.rfind("\n") + 1
+            end = data.rfind(b"\n") + 1
+            self._held = len(data) - end if end else self._held + len(data)
+            if self._held > MAX_MESSAGE_BYTES:
+                await self._give_up()
+            chunk = self._decoder.decode(data)
             if not end:
                 self._partial.append(chunk)
                 continue
-            lines, self._partial = "".join([*self._partial, chunk[:end]]), [chunk[end:]] if end < len(chunk) else []
+            cut = chunk.rfind("\n") + 1
+            lines, self._partial = "".join([*self._partial, chunk[:cut]]), [chunk[cut:]] if cut < len(chunk) else []
             return lines
+
+    async def _give_up(self) -> NoReturn:
+        self._partial = []
+        if self._diagnostics is not None:
+            self._diagnostics.cut_off = (
+                f"The server wrote more than {MAX_MESSAGE_BYTES / 2**20:g} MiB without a line end: knime-mcp dropped "
+                "it and stopped the server"
+            )
+        await self.transport_stream.aclose()
+        raise anyio.EndOfStream
+
+
+_READING_FOR: ContextVar[Diagnostics | None] = ContextVar("_READING_FOR", default=None)
+"""The diagnostics of the stdio session whose server is being started, for its stdout reader."""
+
+
+@contextmanager
+def _reading_lines_for(diagnostics: Diagnostics) -> Iterator[None]:
+    """The stdout reader of a server ``stdio_client`` starts in this context reports to ``diagnostics``."""
+    token = _READING_FOR.set(diagnostics)
+    try:
+        yield
+    finally:
+        _READING_FOR.reset(token)
 
 
 # ``stdio_client`` reads the server's stdout through this name of its module.

@@ -64,7 +64,8 @@ async def list_server_tools(
     untrusted_hint: str | None = None,
     show_sign_in: Callable[[str], None] | None = None,
 ) -> ToolListing:
-    """Connect to one server, list all its tools (every page), and shape them for a table or a model.
+    """Connect to one server, list all its tools (every page), and shape them for a table or a model; a tool that
+    cannot be one (no name) is left out with a note, and the others are kept.
 
     ``untrusted_hint``: the spec came from data (e.g. a flow variable), so the SSRF guard checks it first and pins
     the session to the checked address; the hint says how to trust it instead.
@@ -74,10 +75,11 @@ async def list_server_tools(
     ) as client:
         if progress is not None:
             progress(0.5, "Listing tools")
-        tools = await client.list_tools()
-    listing = shape_tools(
-        tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy
+        listed = await client.tool_listing()
+    shaped = shape_tools(
+        listed.tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy
     )
+    listing = ToolListing(shaped.tools, [*listed.left_out, *shaped.notes])
     if progress is not None:
         progress(1.0, f"{len(listing.tools)} tools")
     return listing

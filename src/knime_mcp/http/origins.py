@@ -1,0 +1,99 @@
+"""Where the tools of an OpenAPI document may send their requests, and the person's credential with them.
+
+A document is data wherever it was read from: a hostile one names another host, this machine or a cloud metadata
+address as its server (for the whole document, a path or one operation), to receive the API's credential or to
+reach the local network from a workflow. So two places only are the person's: the Base URL they set, and the origin
+(scheme, host and port) of the URL they read the document from. A tool that calls either carries the credential and
+is sealed (unless the address came from data). Any other server the document names, and every server of a document
+read from a file, which has no origin:
+
+- with a credential, its operations are left out, with a note; if that leaves none, a ConfigError says to set the
+  server as Base URL if it should get the credential;
+- without one, its tools are kept unsealed, so that agent and caller nodes check the address as they check a server
+  from data (public addresses only, pinned against a second DNS answer), and a note names the server.
+
+Layer: between :mod:`knime_mcp.http.openapi`, which makes the tools, and :mod:`knime_mcp.http.listing`.
+
+    tools, notes = judge_servers(tools, document.url, credential=True, seal=True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError
+from knime_mcp.http.document import shown_url
+from knime_mcp.seal import seal_spec
+from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["judge_servers"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def judge_servers(
+    tools: Sequence[MCPTool], document_url: str | None, *, base_url: str | None = None, credential: bool, seal: bool
+) -> tuple[list[MCPTool], list[str]]:
+    """The tools that may call where they call, sealed if ``seal`` and on the person's origin, and the notes on the
+    others; ``credential``: the tools carry authentication."""
+    own = {_origin(url) for url in (document_url, base_url) if url}
+    kept: list[MCPTool] = []
+    foreign: dict[str, list[str]] = {}
+    sealed: dict[str, ServerSpec] = {}
+    for tool in tools:
+        target = tool.server.target
+        if _origin(target) in own:
+            if seal:
+                if target not in sealed:
+                    sealed[target] = seal_spec(tool.server)
+                tool = dataclasses.replace(tool, server=sealed[target])
+            kept.append(tool)
+            continue
+        foreign.setdefault(target, []).append(_label(tool))
+        if not credential:
+            kept.append(tool)
+    whose = f"not where it was read from ({shown_url(document_url)})" if document_url else "read from a file"
+    if credential and foreign and not kept:
+        target = next(iter(foreign))
+        raise ConfigError(
+            f"The OpenAPI document, {whose}, sends its requests to {shown_url(target)}; a credential goes only to the "
+            "origin a document was read from or to a Base URL you set.",
+            hint=f"Set Base URL to {shown_url(target)} if that server should get the credential.",
+        )
+    notes = [_note(target, labels, whose, credential) for target, labels in foreign.items()]
+    return kept, notes
+
+
+def _note(target: str, labels: list[str], whose: str, credential: bool) -> str:
+    shown = shown_url(target)
+    if credential:
+        return (
+            f"Left out {_operations(labels)}: the document ({whose}) sends them to {shown}, and a credential goes only "
+            f"to the document's own origin or to a Base URL you set (set it to {shown} to call them there)."
+        )
+    return (
+        f"The tools of {_operations(labels)} call {shown}, a server the document ({whose}) names: they count as data, "
+        f"so agent and caller nodes call it only at a public address; set Base URL to {shown} to trust it."
+    )
+
+
+def _operations(labels: list[str]) -> str:
+    return ", ".join(labels) if len(labels) <= 3 else f"{len(labels)} operations ({', '.join(labels[:3])}, …)"
+
+
+def _label(tool: MCPTool) -> str:
+    return f"{tool.http.method} {tool.http.path}" if tool.http is not None else tool.name
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port, the port filled in; a malformed port compares equal to nothing a person gave."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return scheme, f"malformed {url}", None
+    return scheme, (parts.hostname or "").lower(), port
