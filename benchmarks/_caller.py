@@ -5,14 +5,15 @@ node runs) and through the raw SDK behind an ``anyio.CapacityLimiter``. Figure 7
 a CSV file to a Parquet file, and a raw-SDK loop doing the same I/O (read the CSV with pyarrow, call ``echo`` per row,
 write input and result columns to Parquet), both against the demo server over stdio (7) and against
 :data:`_servers.FAST_STDIO`, an SDK-free server answering at once, which leaves the client's own work (7c). Its memory
-half (7b) runs each size in a fresh process (``python benchmarks/_caller.py CSV ROWS``), which prints its peak
-resident set size."""
+half runs each size in a fresh process (``python benchmarks/_caller.py CSV ROWS cli|caller``), which prints its
+peak resident set size: ``call-table`` (7b) and the Tool Caller's own path, ``call_table_sync`` (7d)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -125,13 +126,33 @@ def call_table_rounds(folder: Path, rows: int, concurrency: int, rounds: int, se
     return interleave(ours, raw, rounds)
 
 
-def peak_memory_mb(folder: Path, rows: int) -> tuple[float, float]:
-    """(peak RSS in MB, seconds) of a fresh process running ``knime-mcp call-table`` over ``rows`` CSV rows."""
+def peak_memory_mb(folder: Path, rows: int, path: str) -> tuple[float, float]:
+    """(peak RSS in MB, seconds) of a fresh process calling the instant server's ``echo`` for ``rows`` CSV rows to
+    a Parquet file, by ``path``: ``cli`` (``knime-mcp call-table``) or ``caller`` (``call_table_sync`` over the
+    input a batch at a time, as the Tool Caller node runs it)."""
     source = folder / f"rows_{rows}.csv"
-    write_csv(source, rows)
-    command = [sys.executable, __file__, str(source), str(rows)]
+    if not source.exists():
+        write_csv(source, rows)
+    command = [sys.executable, __file__, str(source), str(rows), path]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
     return float(output[0]), float(output[1])
+
+
+def run_caller(source: Path, target: Path, concurrency: int, server: list[str]) -> None:
+    """The Tool Caller's path: the CSV read a batch at a time (as KNIME hands the node its input), every result
+    batch written as it comes (as the node appends it to its output table)."""
+    tool = _tool(ServerSpec(target=shlex.join(server)), "echo")
+    reader = pyarrow.csv.open_csv(source, convert_options=pyarrow.csv.ConvertOptions(column_types={"id": pa.string()}))
+    writer: list[pyarrow.parquet.ParquetWriter] = []
+
+    def sink(batch: pa.RecordBatch) -> None:
+        if not writer:
+            writer.append(pyarrow.parquet.ParquetWriter(target, batch.schema))
+        writer[0].write_batch(batch)
+
+    summary = call_table_sync(tool, iter(reader), sink, options=CallerOptions(concurrency=concurrency))
+    writer[0].close()
+    assert summary.errors == 0, summary
 
 
 def _peak_rss_kb() -> int:
@@ -143,14 +164,14 @@ def _peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _memory_child(source: Path, rows: int) -> None:
-    target = source.with_suffix(".parquet")
+def _memory_child(source: Path, rows: int, path: str) -> None:
+    target = source.with_name(f"{source.stem}_{path}.parquet")
     started = time.perf_counter()
-    run_cli(source, target, 8, FAST_STDIO)
+    (run_cli if path == "cli" else run_caller)(source, target, 8, FAST_STDIO)
     seconds, peak = time.perf_counter() - started, _peak_rss_kb()
     _checked(target, rows)
     print(f"{peak / 1024:.1f} {seconds:.1f}")
 
 
 if __name__ == "__main__":
-    _memory_child(Path(sys.argv[1]), int(sys.argv[2]))
+    _memory_child(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

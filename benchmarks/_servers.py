@@ -12,7 +12,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-DEMO_STDIO = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "stdio"]
+DEMO_STDIO = [sys.executable, "-m", "knime_mcp.demo_server"]
+"""The demo server over stdio, its default."""
 FAST_STDIO = [sys.executable, str(Path(__file__).with_name("fast_server.py"))]
 """An SDK-free stdio server with one instant `echo` tool: the client's own cost per row (7c) and the 250,000 calls of
 the memory figure (7b)."""

@@ -1,14 +1,12 @@
-"""Figures 1-3 and the sync facade: the project's client against the raw ``mcp`` SDK (``mcp.Client`` and its
-transports).
+"""Figures 1, 3 and 8: the project's client (async, and the sync facade) against the raw ``mcp`` SDK (``mcp.Client``
+and its transports).
 
-Both sides call the demo server's tools over the same transport; each side keeps one session for its timed calls,
-and every answer is checked. The naive pattern opens a new ``mcp.Client`` for every call, as integrations without
-session reuse do.
+Both sides call the demo server's tools over the same transport at their default settings; each side keeps one
+session for its timed calls, and every answer is checked.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -23,7 +21,7 @@ from _servers import DEMO_STDIO
 from mcp.client.sse import sse_client
 
 from knime_mcp.config import ServerSpec
-from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
+from knime_mcp.mcp.client import McpClient
 from knime_mcp.mcp.sync import SyncMcpClient
 
 Call = Callable[[str, dict[str, Any]], Awaitable[str]]
@@ -57,10 +55,8 @@ async def raw_session(transport: str, url: str | None) -> AsyncIterator[Call]:
 
 
 @asynccontextmanager
-async def our_session(
-    transport: str, url: str | None, max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-) -> AsyncIterator[Call]:
-    async with McpClient(our_spec(transport, url), max_concurrency=max_concurrency) as client:
+async def our_session(transport: str, url: str | None) -> AsyncIterator[Call]:
+    async with McpClient(our_spec(transport, url)) as client:
 
         async def call(name: str, arguments: dict[str, Any]) -> str:
             return (await client.call_tool(name, arguments)).text
@@ -109,41 +105,19 @@ async def compare_sequential(transport: str, url: str | None, calls: int, rounds
         return await interleave_async(partial(sequential, ours, calls), partial(sequential, raw, calls), rounds)
 
 
-async def compare_naive(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
-    """Seconds per round of ``calls`` calls: a new raw-SDK session per call (as "ours" in the result, so that the
-    ratio is the speed-up of reuse) against the project's client reusing one session."""
-
-    async def naive() -> float:
-        started = time.perf_counter()
-        for number in range(calls):
-            async with raw_session(transport, url) as call:
-                answer = await call("echo", {"text": f"call {number}"})
-                assert answer == f"call {number}", answer
-        return time.perf_counter() - started
-
-    async with our_session(transport, url) as ours:
-        await sequential(ours, 20)
-        return await interleave_async(naive, partial(sequential, ours, calls), rounds)
-
-
-async def compare_concurrent(transport: str, url: str | None, calls: int, limit: int | None, rounds: int) -> Rounds:
-    """Wall seconds of ``calls`` concurrent sleeps on one session each: the project's client with its concurrency
-    limit at ``limit`` (None: the client's default), against the raw SDK with as many in flight at once."""
-    limit = limit or DEFAULT_MAX_CONCURRENCY
-    async with our_session(transport, url, max_concurrency=limit) as ours, raw_session(transport, url) as raw:
+async def compare_concurrent(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
+    """Wall seconds of ``calls`` concurrent sleeps on one session each, both sides at their default settings: the
+    project's client with its default limit (:data:`~knime_mcp.mcp.client.DEFAULT_MAX_CONCURRENCY`), the raw SDK with
+    all of them in flight at once."""
+    async with our_session(transport, url) as ours, raw_session(transport, url) as raw:
         await concurrent(ours, 10)
         await concurrent(raw, 10)
-        return await interleave_async(partial(concurrent, ours, calls), partial(concurrent, raw, calls, limit), rounds)
-
-
-def waves_floor(calls: int, limit: int, seconds: float) -> float:
-    """The least wall time ``calls`` calls of ``seconds`` each can take, ``limit`` at a time."""
-    return math.ceil(calls / limit) * seconds
+        return await interleave_async(partial(concurrent, ours, calls), partial(concurrent, raw, calls), rounds)
 
 
 async def compare_sync(transport: str, url: str | None, calls: int, rounds: int) -> Rounds:
-    """Seconds per round of ``calls`` sequential calls: :class:`SyncMcpClient` from a plain thread, against the async
-    client on its own event loop; one session each, open throughout."""
+    """Seconds per round of ``calls`` sequential calls: :class:`SyncMcpClient` from a plain thread, against the raw
+    SDK on its own event loop; one session each, open throughout."""
     with SyncMcpClient(our_spec(transport, url)) as client:
 
         def blocking() -> float:
@@ -153,9 +127,9 @@ async def compare_sync(transport: str, url: str | None, calls: int, rounds: int)
                 assert answer == f"call {number}", answer
             return time.perf_counter() - started
 
-        async with our_session(transport, url) as ours:
-            await sequential(ours, 20)
+        async with raw_session(transport, url) as raw:
+            await sequential(raw, 20)
             await anyio.to_thread.run_sync(blocking)
             return await interleave_async(
-                partial(anyio.to_thread.run_sync, blocking), partial(sequential, ours, calls), rounds
+                partial(anyio.to_thread.run_sync, blocking), partial(sequential, raw, calls), rounds
             )

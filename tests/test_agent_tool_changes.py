@@ -10,6 +10,7 @@ import logging
 import shlex
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -74,6 +75,19 @@ def test_the_tools_a_tools_table_left_out_stay_out_while_a_tool_added_during_a_c
     assert sorted(offered(model, 1)) == sorted(offered(model, 2)) == ["grow", "new_tool"]
     changes = [json.loads(entry.result or "") for entry in run.log if entry.tool == TOOLS_CHANGED]
     assert changes == [{"added": ["new_tool"], "removed": []}]
+
+
+def test_a_server_that_notifies_without_declaring_it_cannot_bring_back_the_tools_a_table_left_out() -> None:
+    # Given a tools table with only `grow` of a server that never declared that its tools change, but notifies
+    undeclared = replace(NAMELESS, target=f"{NAMELESS.target} --undeclared")
+    tools = [tool for tool in _tools(undeclared) if tool.name == "grow"]
+    model = scripted(calls(("c1", "grow", {})), AIMessage("Done."))
+    # When the agent calls `grow`, which adds `grown` and notifies
+    run = run_scripted(model, tools)
+    # Then the tools the table left out (`echo`) are not offered: with no listing from before the change, nothing
+    # tells them from new ones, so neither is offered
+    assert offered(model, 1) == ["grow"]
+    assert not [entry for entry in run.log if entry.tool == TOOLS_CHANGED]
 
 
 def test_a_tool_listed_again_as_destructive_is_no_longer_offered_or_called_and_the_log_notes_why(

@@ -69,6 +69,7 @@ def _everything(*parts: Any) -> str:
         ("x=1&access_token=urlq-canary", "access_token"),
         ("sig=urlq-canary", "sig"),
         ("team=ghp_0123456789abcdefghijABCDEFcanary", "team"),
+        ("key=AIzaSyCanary0123456789abcdefghijklmnopq", "key"),  # a Google API key, under a name used for much else
     ],
 )
 def test_a_literal_secret_in_a_server_urls_query_is_refused_naming_the_parameter(query: str, parameter: str) -> None:
@@ -170,6 +171,9 @@ def test_redact_text_masks_secret_looking_query_values_in_urls() -> None:
     text = 'GET https://api.example/v1?team=data&access_token=abc123&X-Amz-Signature=f00d "200 OK"'
     # When it is redacted, then the secret values are masked and the rest is kept
     assert redact_text(text) == 'GET https://api.example/v1?team=data&access_token=***&X-Amz-Signature=*** "200 OK"'
+    # And a value that is plainly a credential is masked under any name, a Google API key under `key`
+    google = "GET https://maps.example/api?key=AIzaSyCanary0123456789abcdefghijklmnopq&key=row-7"
+    assert redact_text(google) == "GET https://maps.example/api?key=***&key=row-7"
 
 
 # W2: secret-looking arguments in the SDK's DEBUG log and in the conversation's tool-call column
@@ -215,3 +219,13 @@ def test_the_conversations_tool_call_column_masks_secret_arguments_and_still_con
     assert PASSWORD not in json.dumps(rows)
     # And the conversation continues from it
     assert follow_up.failure is None and follow_up.conversation.new_messages[-1].text == "Still signed in."
+
+
+def test_a_logged_message_of_a_megabyte_is_masked_in_one_pass() -> None:
+    # Given what the SDK logs at DEBUG for a large result: a megabyte of base64url, then a secret-looking pair
+    text = '{"content": "' + "A-b_" * 250_000 + '", ' + "x-" * 250_000 + ' "api_key": "tok-canary-1mb"}'
+    # When it is masked (before the fix, the search for a secret word inside each long word backtracked
+    # quadratically: 30,000 characters took 28 s, a megabyte hours, with the event loop blocked)
+    masked = redact_text(text)
+    # Then the secret is gone and the rest stays
+    assert "tok-canary-1mb" not in masked and '"api_key": ***' in masked and masked.startswith(text[:100])

@@ -243,7 +243,8 @@ def test_call_checks_the_arguments_against_the_schema_and_does_not_call(
     capsys: pytest.CaptureFixture[str], demo_http_url: str
 ) -> None:
     code, out, err = run_cli(capsys, "call", demo_http_url, "add", "--args", '{"a": "one", "b": 2}')
-    assert code == 4 and out == "" and "do not fit tool 'add', so it was not called" in err and "'one'" in err
+    # out is empty: no result, the dispatcher refused the call before sending it
+    assert code == 4 and out == "" and "Invalid arguments for tool 'add'" in err and "'one'" in err
 
 
 @pytest.mark.parametrize("command", ["call", "call-table"])
@@ -308,13 +309,13 @@ def test_every_knime_hint_the_cli_rewrites_still_stands_in_the_core() -> None:
     from pathlib import Path
 
     import knime_mcp
-    from knime_mcp.cli.main import _CLI_HINTS
+    from knime_mcp.cli.wording import CLI_WORDS
 
     core = Path(knime_mcp.__file__).parent
     sources = " ".join(
         " ".join(path.read_text().split()) for path in core.rglob("*.py") if path.parent.name != "cli"
     ).replace('" "', "")
-    missing = [setting for setting, _ in _CLI_HINTS if setting not in sources]
+    missing = [setting for setting, _ in CLI_WORDS if setting not in sources]
     assert not missing, f"hints the CLI rewrites but the core no longer gives: {missing}"
 
 
@@ -348,11 +349,14 @@ def test_call_table_reads_a_long_csv_file_a_few_thousand_rows_at_a_time(tmp_path
     assert len(batches) >= 10 and max(batch.num_rows for batch in batches) <= 10_000
 
 
-def test_a_line_feed_a_server_sends_cannot_forge_a_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("verbose", [[], ["--verbose"]], ids=["quiet", "verbose"])
+def test_a_line_feed_a_server_sends_cannot_forge_a_line_on_stderr(
+    capsys: pytest.CaptureFixture[str], verbose: list[str]
+) -> None:
     # Given a server whose log message, progress message and error each hold a line feed and a forged line
     server = [sys.executable, str(FAKES_DIR / "fake_forging_server.py")]
     # When the CLI calls its tool, which logs, reports progress and fails
-    code, _, err = run_cli(capsys, "call", "--", *server, "--", "forge")
+    code, _, err = run_cli(capsys, "call", *verbose, "--", *server, "--", "forge")
     # Then each text stays on its own line, the line feed escaped as JSON writes it
     assert code == 4
     assert not [line for line in err.splitlines() if line.startswith("Error: forged")], err

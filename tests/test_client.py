@@ -563,3 +563,24 @@ async def test_a_restarted_server_that_forgot_the_session_gets_a_new_one_and_the
         with run(npm_peers, transport, path, tmp_path, port=urlsplit(first.url).port):
             assert (await client.call_tool("echo", {"message": "after"})).text == "Echo: after"
             assert len(await client.list_tools()) > 1
+
+
+async def test_a_client_at_default_settings_lets_a_burst_of_read_only_calls_overlap_as_the_sdk_does() -> None:
+    """A plain script's burst is not held to a handful at a time (the raw SDK fires all at once); the nodes' and the
+    CLI's *Concurrency* settings, and one call at a time for tools that write, are separate knobs."""
+    import sys
+
+    import anyio
+
+    burst = 64
+    answers: list[str] = []
+    server = Path(__file__).parent / "servers" / "gathering_server.py"
+    async with McpClient(_stdio([sys.executable, str(server)])) as client:
+
+        async def call() -> None:
+            answers.append((await client.call_tool("gather", {"count": burst})).text)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(burst):
+                group.start_soon(call)
+    assert answers == [f"together: {burst}"] * burst

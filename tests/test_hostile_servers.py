@@ -165,7 +165,7 @@ async def test_a_stdio_server_writing_past_the_limit_without_a_line_end_is_stopp
     error, _, _ = await _over_the_limit_without_a_line_end(spec)
     # Then the call fails at once saying what happened and what to do, and the server is stopped
     assert "larger than knime-mcp reads in one message" in error.message
-    assert "more than the 1048576 byte limit without a line end" in error.message and error.hint
+    assert "more than the 1048576 byte limit (1 MiB) without a line end" in error.message and error.hint
 
 
 async def test_a_stdio_line_over_the_real_64_mib_limit_is_dropped_not_held() -> None:
@@ -175,6 +175,6 @@ async def test_a_stdio_line_over_the_real_64_mib_limit_is_dropped_not_held() -> 
     spec = ServerSpec(target=shlex.join(command), timeouts=ENDLESS_CALL)
     error, held, most = await _over_the_limit_without_a_line_end(spec)
     # Then the call fails at the 64 MiB limit, the line never took much more than that, and it is not kept
-    assert f"more than the {transports.MAX_MESSAGE_BYTES} byte limit" in error.message
+    assert "more than the 67108864 byte limit (64 MiB) without a line end" in error.message
     assert most < 2 * transports.MAX_MESSAGE_BYTES, f"the client held {most / 2**20:.0f} MiB"
     assert held < 8 * 1024 * 1024, f"the client still holds {held / 2**20:.0f} MiB"

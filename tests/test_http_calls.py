@@ -6,6 +6,7 @@ circuit breaker, masking), through the dispatcher, the agent and the Tool Caller
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from typing import Any
 
@@ -179,6 +180,23 @@ def test_a_webhook_gets_every_argument_that_is_not_a_parameter_as_its_payload(we
     (got,) = received(webhook_receiver_url, hook)
     assert got["payload"] == {"order": {"id": 12, "items": [{"sku": "A-1"}]}, "note": None}
     assert got["headers"]["x-event"] == "order.created"  # type: ignore[index]
+
+
+def test_a_webhook_url_referencing_its_token_in_the_query_sends_the_token_and_shows_it_nowhere(
+    webhook_receiver_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a webhook whose URL carries its token as a reference, as a trusted webhook table would hold it
+    hook = f"hook-{secrets.token_hex(4)}"
+    monkeypatch.setenv("KNIME_MCP_TEST_HOOK_TOKEN", "hook-canary-51f0")
+    operation = HttpOperation(method="POST", body=BODY_ARGUMENTS)
+    target = f"{webhook_receiver_url}/hooks/{hook}?team=data&token=${{KNIME_MCP_TEST_HOOK_TOKEN}}"
+    tool = _tool(target, operation, annotations=WRITES)
+    # When it is called
+    outcome = _call(tool, {"text": "hi"})
+    # Then the token arrives resolved, and neither the tool nor its result holds it
+    (got,) = received(webhook_receiver_url, hook)
+    assert got["query"] == {"team": "data", "token": "hook-canary-51f0"}
+    assert outcome.ok and "hook-canary-51f0" not in repr(outcome) and "${KNIME_MCP_TEST_HOOK_TOKEN}" in tool.server.target
 
 
 # -- authentication -------------------------------------------------------------------------------------------------
@@ -413,3 +431,23 @@ def test_the_tool_caller_calls_mcp_and_http_tools_with_the_same_columns_in_one_r
     assert http_table.column("Is error").to_pylist() == [False, False]
     structured = [json.loads(text) for text in http_table.column("Structured result").to_pylist()]
     assert [value["pet_id"] for value in structured] == ["a", "b/c"]
+
+
+def test_the_query_key_never_reaches_httpxs_request_log(
+    http_api_url: str, api_key: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a process where no MCP session has opened yet (none has masked the libraries' logs), logging at INFO
+    from knime_mcp.mcp import library_logs
+
+    for logger in logging.root.manager.loggerDict.values():
+        if isinstance(logger, logging.Logger) and library_logs._FILTER in logger.filters:
+            monkeypatch.setattr(logger, "filters", [f for f in logger.filters if f is not library_logs._FILTER])
+    monkeypatch.setattr(library_logs, "_known", 0)
+    caplog.set_level(logging.INFO)
+    auth = AuthRef(kind="query", parameter="api_key", secret=f"${{{TOKEN_VARIABLE}}}")
+    # When an HTTP tool sends its key in the query
+    outcome = _call(_tool(http_api_url, HttpOperation(method="GET", path="/secure/query"), auth=auth))
+    # Then httpx's line for the request is there, with the key masked
+    requests = [record.getMessage() for record in caplog.records if record.name.startswith("httpx")]
+    assert outcome.ok and any("/secure/query?api_key=***" in line for line in requests), requests
+    assert not [record for record in caplog.records if api_key in record.getMessage()]

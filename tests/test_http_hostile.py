@@ -8,6 +8,7 @@ normalises it), so a test can tell which host got the credential and which path 
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 from collections.abc import Iterator
@@ -53,6 +54,8 @@ class FakeOrigin:
     url: str = ""
     documents: dict[str, str] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
+    gzip: bool = False
+    """Send bodies gzip-encoded to a client that accepts it, as most servers and CDNs do."""
 
     def saw_secret(self) -> bool:
         return any(SECRET in " ".join([each.target, *each.headers.values()]) for each in self.seen)
@@ -68,6 +71,9 @@ def _handler(origin: FakeOrigin) -> type[BaseHTTPRequestHandler]:
             body = (document if document is not None else '{"ok": true}').encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
+            if origin.gzip and "gzip" in self.headers.get("Accept-Encoding", ""):
+                body = gzip.compress(body)
+                self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -317,6 +323,20 @@ def test_a_document_nested_too_deeply_is_a_config_error(tmp_path: Path, text: st
     (tmp_path / "openapi.yaml").write_text(text)
     with pytest.raises(ConfigError, match="nested"):  # not a RecursionError
         _list(str(tmp_path / "openapi.yaml"), base_url="https://api.example.com")
+
+
+def test_a_gzip_encoded_document_is_read_and_its_limit_counts_what_it_unpacks_to(
+    fake_origins: tuple[FakeOrigin, FakeOrigin],
+) -> None:
+    home, _ = fake_origins
+    home.gzip = True
+    # A document served gzip-encoded is read as any other
+    source = _served(home, _document(servers=[home.url]))
+    assert [tool.name for tool in _list(source).tools] == ["listItems"]
+    # A gzip bomb (a few KB on the wire, 3 MB unpacked) is stopped at the limit, counted unpacked
+    source = _served(home, _document(description="x" * 3_000_000))
+    with pytest.raises(ConfigError, match="larger than .* MB, the most knime-mcp reads"):
+        _list(source, base_url="https://api.example.com", max_document_bytes=2**20)
 
 
 def test_a_document_larger_than_the_limit_is_not_read(

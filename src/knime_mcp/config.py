@@ -28,7 +28,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.redaction import is_secret_parameter
+from knime_mcp.redaction import CREDENTIAL_VALUE, is_secret_parameter
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -205,14 +205,6 @@ _CREDENTIAL_HEADER = re.compile(
 )
 """Header names whose values are credentials (``X-Access-Key``, ``Private-Token``, ``X-Goog-Api-Key``, …)."""
 
-_CREDENTIAL_VALUE = re.compile(
-    r"(?:bearer|basic|token|digest|negotiate|ntlm|bot|aws4-hmac-sha256)\s+\S"
-    r"|(?:sk|pk|rk)-[\w-]{16,}|gh[pousr]_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abpr]-[\w-]{10,}"
-    r"|A[KS]IA[0-9A-Z]{16}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.",
-    re.IGNORECASE,
-)
-"""Header values that are plainly credentials whatever the header's name: an authorization scheme with its
-credentials, or a token in a well-known vendor format (OpenAI, GitHub, GitLab, Slack, AWS, a JWT)."""
 
 _CREDENTIAL_ENV = re.compile(
     r"(?:^|_)(?:token|secret|passphrase|key|apikey|credentials?|auth|cookie|session)s?(?:$|_)|passw(?:or)?d",
@@ -229,7 +221,7 @@ def literal_secret_headers(headers: Mapping[str, str]) -> list[str]:
     return [
         name
         for name, value in headers.items()
-        if not ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or _CREDENTIAL_VALUE.match(value.strip()))
+        if not ENV_REF.search(value) and (_CREDENTIAL_HEADER.search(name) or CREDENTIAL_VALUE.match(value.strip()))
     ]
 
 
@@ -241,7 +233,7 @@ def literal_secret_query(target: str) -> list[str]:
     return [
         name
         for name, value in parse_qsl(urlsplit(target).query, keep_blank_values=True)
-        if value and not ENV_REF.search(value) and (is_secret_parameter(name) or _CREDENTIAL_VALUE.match(value))
+        if value and not ENV_REF.search(value) and (is_secret_parameter(name) or CREDENTIAL_VALUE.match(value))
     ]
 
 

@@ -21,20 +21,30 @@ from typing import Any
 
 from knime_mcp.errors import MASK, scrub
 
-__all__ = ["HIDDEN_VALUE", "is_secret_key", "is_secret_parameter", "redact", "redact_text"]
+__all__ = ["CREDENTIAL_VALUE", "HIDDEN_VALUE", "is_secret_key", "is_secret_parameter", "redact", "redact_text"]
 
 _SECRET_WORD = r"pass|secret|token|api[-_]?key|auth|credential|cookie|session"
 """What a secret-looking key holds somewhere in its name."""
 
 _SECRET_KEY = re.compile(_SECRET_WORD, re.IGNORECASE)
 
-_SECRET_PAIR = re.compile(
-    rf"""(?P<key>(?P<quote>["']?)[\w-]*(?:{_SECRET_WORD})[\w-]*"""
-    r"""(?P=quote)\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|-?\d[\d.eE+-]*)""",
+_KEY_VALUE = re.compile(
+    r"""(?P<key>(?<![\w-])(?P<quote>["']?)(?P<name>[\w-]{1,128})(?P=quote)\s*:\s*)"""
+    r"""(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|-?\d[\d.eE+-]*)"""
+)
+"""A ``key: value`` pair with a quoted (perhaps cut off) or numeric value, as JSON, Python reprs and schema errors
+write them; an unquoted word after the colon is prose, not a value. Masked when the key looks secret. A key starts
+where a word does and is a bounded run, so that text of any length (a megabyte of base64 in a logged message) is
+scanned in linear time: an unbounded run searched for a secret word inside it backtracked quadratically."""
+
+CREDENTIAL_VALUE = re.compile(
+    r"(?:bearer|basic|token|digest|negotiate|ntlm|bot|aws4-hmac-sha256)\s+\S"
+    r"|(?:sk|pk|rk)-[\w-]{16,}|gh[pousr]_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abpr]-[\w-]{10,}"
+    r"|A[KS]IA[0-9A-Z]{16}|AIza[\w-]{35}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.",
     re.IGNORECASE,
 )
-"""A ``key: value`` pair with a secret-looking key and a quoted (perhaps cut off) or numeric value, as JSON, Python
-reprs and schema errors write them; an unquoted word after the colon is prose, not a value."""
+"""Values that are plainly credentials whatever their header's or parameter's name: an authorization scheme with
+its credentials, or a token in a well-known vendor format (OpenAI, GitHub, GitLab, Slack, AWS, Google, a JWT)."""
 
 _KEY_PARAMETER = re.compile(r"[-_.]key$|(?:^|[-_.])(?:sig|signature|pwd)$", re.IGNORECASE)
 """Query parameter names that hold a credential without a secret word: ``access_key``, ``sig``,
@@ -81,12 +91,17 @@ def redact_text(text: str, arguments: Any = None) -> str:
     quotes it (as it is, as a Python repr, as JSON), and with every secret-looking ``"key": value`` pair and URL
     query parameter masked."""
     text = scrub(text, {form for value in _hidden(arguments) for form in _forms(value)})
-    text = _SECRET_PAIR.sub(lambda match: match["key"] + MASK, text)
+    text = _KEY_VALUE.sub(_masked_pair, text) if ":" in text else text
     return _QUERY_PAIR.sub(_masked_parameter, text) if "=" in text else text
 
 
+def _masked_pair(match: re.Match[str]) -> str:
+    return match["key"] + MASK if is_secret_key(match["name"]) else match[0]
+
+
 def _masked_parameter(match: re.Match[str]) -> str:
-    return match["head"] + MASK if is_secret_parameter(match["name"]) else match[0]
+    secret = is_secret_parameter(match["name"]) or CREDENTIAL_VALUE.match(match["value"])
+    return match["head"] + MASK if secret else match[0]
 
 
 def _hidden(value: Any, secret: bool = False) -> Iterator[Any]:

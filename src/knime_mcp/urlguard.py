@@ -22,7 +22,7 @@ import anyio
 from knime_mcp.config import ENV_REF, ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url"]
+__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url", "origin_of", "shown_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -163,6 +163,24 @@ def _embedded_ipv4(address: _Address) -> list[ipaddress.IPv4Address]:
     if address in _NAT64:
         embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
     return [ip for ip in embedded if ip is not None]
+
+
+def origin_of(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url``, the port filled in, to compare origins; a malformed port compares equal to
+    nothing else."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return scheme, f"malformed {url}", None
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: without the userinfo or the query, which may carry a token."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
 
 
 def _origin(parts: SplitResult) -> str:

@@ -135,7 +135,10 @@ class HTTPToolProvider:
     Agent Prompter (which blocks destructive tools) offers only the reading operations.
 
     The optional input table adds webhooks: each row is a tool that sends its arguments as the JSON body of one
-    request to the row's URL. The authentication is sent to the API only, never to a webhook.
+    request to the row's URL. The authentication is sent to the API only, never to a webhook. A webhook URL whose query
+    holds a secret written out (``?token=…``, ``?key=AIza…``) is refused, as everywhere: write it as
+    ``?token=${VARIABLE}``, which is read from the environment when the tool is called, and switch on *Trust the
+    webhook URLs of the input table*, since a URL from data never gets a secret of this machine.
 
     Authentication takes a KNIME credentials flow variable: a bearer token, basic authentication, or an API key
     in a header or a query parameter, whose name may be left to the document's API key security scheme. OAuth is

@@ -2,10 +2,13 @@
 lists whatever `Tool` objects it is given).
 
 Lists `echo` and, second, a tool named "" titled "Nameless". `grow` adds the tool `grown` to the list and sends
-`notifications/tools/list_changed`; the server declares `tools.listChanged`. Runs over stdio.
+`notifications/tools/list_changed`; the server declares `tools.listChanged`, or with `--undeclared` does not (and
+notifies all the same). Runs over stdio.
 """
 
 from __future__ import annotations
+
+import sys
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -43,7 +46,8 @@ async def _call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -
 
 async def _serve() -> None:
     server = Server("knime-mcp-nameless-test", on_list_tools=_list_tools, on_call_tool=_call_tool)
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    declared = "--undeclared" not in sys.argv
+    options = server.create_initialization_options(NotificationOptions(tools_changed=declared))
     async with stdio_server() as (read, write):
         await server.run(read, write, options)
 

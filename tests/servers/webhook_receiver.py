@@ -1,7 +1,7 @@
 """Test server: a webhook receiver that records each payload it gets, for a test to read back.
 
-`POST /hooks/{name}` stores the JSON body and the request's headers under `name` and answers 200 `{"received": n}`;
-`GET /received/{name}` answers the list of `{"payload": …, "headers": {…}}` stored so far.
+`POST /hooks/{name}` stores the JSON body, the request's headers and its query under `name` and answers 200 `{"received": n}`;
+`GET /received/{name}` answers the list of `{"payload": …, "headers": {…}, "query": {…}}` stored so far.
 
 Prints `webhook receiver listening on http://127.0.0.1:PORT`.
 """
@@ -23,7 +23,8 @@ def build_app() -> Starlette:
 
     async def hook(request: Request) -> JSONResponse:
         name = request.path_params["name"]
-        received[name].append({"payload": await request.json(), "headers": dict(request.headers)})
+        query = dict(request.query_params)
+        received[name].append({"payload": await request.json(), "headers": dict(request.headers), "query": query})
         return JSONResponse({"received": len(received[name])})
 
     async def read(request: Request) -> JSONResponse:

@@ -32,6 +32,8 @@ __all__ = [
     "ChatModelConfig",
     "build_chat_model",
     "model_errors",
+    "model_label",
+    "model_name",
     "resolve_api_key",
 ]
 
@@ -97,9 +99,7 @@ class ChatModelConfig:
     @property
     def display_name(self) -> str:
         """``model @ host[:port]/path``, never with credentials."""
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
-        return f"{self.model} @ {parts.hostname}{port}{parts.path.rstrip('/')}"
+        return _at(self.model, self.base_url)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,9 +156,29 @@ def build_chat_model(config: ChatModelConfig, api_key: str | None) -> ChatOpenAI
     )
 
 
+def _at(model: str, base_url: str) -> str:
+    """``model @ host[:port]/path``: where the model's requests go, never with credentials."""
+    parts = urlsplit(base_url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{model} @ {parts.hostname}{port}{parts.path.rstrip('/')}"
+
+
+def model_name(model: Any) -> str:
+    """A langchain chat model's name, else its class's."""
+    return getattr(model, "model_name", None) or type(model).__name__
+
+
+def model_label(model: Any) -> str:
+    """What a model's errors name as their server: the model at its base URL when it has one (a connection error is
+    about the address, not the name), else its name or class."""
+    base_url = getattr(model, "openai_api_base", None)
+    return _at(model_name(model), base_url) if isinstance(base_url, str) and base_url else model_name(model)
+
+
 @contextmanager
 def model_errors(model: str, secrets: Iterable[str | None] = ()) -> Iterator[None]:
-    """Re-raise what a model call throws as a :class:`ChatModelError` naming ``model``, with ``secrets`` scrubbed.
+    """Re-raise what a model call throws as a :class:`ChatModelError` naming ``model`` (:func:`model_label`), with
+    ``secrets`` scrubbed.
 
     The model client is foreign code (openai, httpx, or any langchain chat model), so this seam catches broadly;
     knime-mcp's own errors and cancellation pass through unchanged.

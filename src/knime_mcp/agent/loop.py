@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from knime_mcp.agent.chat_model import model_errors
+from knime_mcp.agent.chat_model import model_errors, model_label
 from knime_mcp.config import DEFAULT_SERVER_REQUESTS, CredentialLookup, ServerRequestPolicy
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, McpToolError
 from knime_mcp.tools.dispatch import RetryPolicy
@@ -220,7 +220,7 @@ class Agent:
         )
 
     async def _ask(self, model: Any, messages: list[BaseMessage]) -> AIMessage:
-        with model_errors(getattr(self._model, "model_name", None) or type(self._model).__name__, self._secrets):
+        with model_errors(model_label(self._model), self._secrets):
             answer = await model.ainvoke(messages)
         _check_answer(answer)
         return answer

@@ -15,7 +15,8 @@ other tools are (with their prefix, when they share one) and offered only if the
 server no longer lists are no longer offered. A tool is new when the server's previous listing lacked it: the tools
 table may hold only some of a server's tools (the person chose them in the provider), so a server that may change its
 tools is listed as its session opens, before the run's first call reaches it, and the tools the table left out stay
-out. A listed tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
+out; a server listed for the first time only later (it never declared ``tools.listChanged`` but notifies anyway) gets
+no new tool from that first listing, as none can be told from the ones the table left out. A listed tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
 
     watch = ToolWatch(pool, policy)      # lists a server that may change its tools as its session opens
     tools, changes = await watch.follow(tools, called={tool.server})
@@ -126,7 +127,9 @@ class ToolWatch:
     ) -> tuple[list[MCPTool | LocalTool], ToolChange]:
         listed = {tool.tool_name: tool for tool in fresh}
         mine = [tool for tool in tools if isinstance(tool, MCPTool) and tool.server == client.spec]
-        known = self._listed_names.get(client, set()) | {tool.tool_name for tool in mine}
+        # Without a listing from before (the server never declared that its tools change, or that listing failed),
+        # nothing tells a new tool from one the tools table left out: this listing is only the start
+        known = self._listed_names.get(client, set(listed)) | {tool.tool_name for tool in mine}
         self._listed_names[client] = set(listed)
         offer = self._policy.offer(prefix_tools([t for t in fresh if t.tool_name not in known], _prefix(mine)))
         for line in offer.warnings:

@@ -34,7 +34,7 @@ import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
-from knime_mcp.agent.fences import between_fences, new_fence
+from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 from knime_mcp.columns import ColumnKind, arrow_type
 from knime_mcp.errors import McpToolError, ToolCallError, scrub

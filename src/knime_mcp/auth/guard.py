@@ -24,6 +24,7 @@ from mcp.client.auth.utils import issuers_match
 
 from knime_mcp.auth.store import TokenStore
 from knime_mcp.errors import ServerAuthError
+from knime_mcp.mcp.transports import read_bounded
 
 __all__ = ["MAX_OAUTH_RESPONSE_BYTES", "GuardedFlow"]
 
@@ -129,17 +130,20 @@ class GuardedFlow(OAuthClientProvider):
 
     async def _read_within_limit(self, response: httpx2.Response) -> None:
         """Read an OAuth server's answer whole, as the SDK would, but refuse it past the limit."""
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_OAUTH_RESPONSE_BYTES:
-                await response.aclose()
-                origin = f"{response.request.url.scheme}://{response.request.url.netloc.decode()}"
-                raise ServerAuthError(
-                    f"An OAuth answer from {origin} ({response.request.url.path}) is larger than "
-                    f"{MAX_OAUTH_RESPONSE_BYTES // 1024} KiB; knime-mcp refuses it.",
-                    server=self._server,
-                    hint="OAuth metadata, registrations and tokens take a few kilobytes: check that the MCP server "
-                    "names the right authorization server, or ask its administrators.",
-                )
-        response._content = bytes(body)  # what Response.aread() keeps: the SDK and httpx2 read it from there
+
+        def too_large() -> ServerAuthError:
+            origin = f"{response.request.url.scheme}://{response.request.url.netloc.decode()}"
+            return ServerAuthError(
+                f"An OAuth answer from {origin} ({response.request.url.path}) is larger than "
+                f"{MAX_OAUTH_RESPONSE_BYTES // 1024} KiB; knime-mcp refuses it.",
+                server=self._server,
+                hint="OAuth metadata, registrations and tokens take a few kilobytes: check that the MCP server "
+                "names the right authorization server, or ask its administrators.",
+            )
+
+        try:
+            body = await read_bounded(response, MAX_OAUTH_RESPONSE_BYTES, too_large)
+        except ServerAuthError:
+            await response.aclose()
+            raise
+        response._content = body  # what Response.aread() keeps: the SDK and httpx2 read it from there

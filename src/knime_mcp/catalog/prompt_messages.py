@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from knime_mcp.agent.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
-from knime_mcp.agent.fences import between_fences, new_fence
+from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.caller.arguments import json_object, row_label
 from knime_mcp.caller.input_batches import InputBatches
 from knime_mcp.caller.table import OnError

@@ -8,9 +8,8 @@ import argparse
 import os
 from typing import Any, TextIO
 
-from knime_mcp.cli.catalog import find_named
 from knime_mcp.cli.servers import SignInPrompt
-from knime_mcp.config import ServerSpec
+from knime_mcp.cli.tool_sources import ToolSource
 from knime_mcp.errors import UsageError
 
 __all__ = ["run_call_table"]
@@ -53,9 +52,10 @@ def _open_csv_as_text(path: str) -> Any:
     )
 
 
-def run_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO, err: TextIO, show: SignInPrompt) -> int:
+def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, err: TextIO, show: SignInPrompt) -> int:
     """Batches stream from the input file to a Parquet file beside the output, renamed only on success; on a
-    terminal, ``err`` shows a progress bar."""
+    terminal, ``err`` shows a progress bar. The tool is an MCP server's, or an HTTP or MCP tool of a tools file or an
+    OpenAPI document (``source``)."""
     _check_output(args.output)
 
     import pyarrow.csv
@@ -64,7 +64,6 @@ def run_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO, err:
     from knime_mcp.caller.batches import RESULT_COLUMNS
     from knime_mcp.caller.table import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
     from knime_mcp.cli.progress_bar import progress_bar
-    from knime_mcp.mcp.pool import ClientPool
     from knime_mcp.mcp.sync import run_sync
     from knime_mcp.tools.dispatch import RetryPolicy
 
@@ -104,8 +103,8 @@ def run_call_table(args: argparse.Namespace, spec: ServerSpec, out: TextIO, err:
             bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
 
     async def call_file() -> CallSummary:
-        async with ClientPool(max_concurrency=options.concurrency, show_sign_in=show) as pool:
-            tool = find_named(await (await pool.client(spec)).list_tools(), args.tool, spec, kind="tool")
+        async with source.pool(show, max_concurrency=options.concurrency) as pool:
+            tool = await source.tool(pool)
             return await call_table(tool, reader, write, options=options, pool=pool, total_rows=total)
 
     try:

@@ -121,7 +121,7 @@ def run_catalog_command(
             async def got() -> RenderedPrompt:
                 async with McpClient(spec, show_sign_in=show) as client:
                     prompts = await client.list_prompts()
-                    prompt = find_named(prompts, args.prompt, spec, kind="prompt", error=PromptError)
+                    prompt = find_named(prompts, args.prompt, spec.display_name, kind="prompt", error=PromptError)
                     return await client.get_prompt(prompt, values)
 
             _print_prompt(run_sync(got), args.format, out)
@@ -153,15 +153,21 @@ _NamedT = TypeVar("_NamedT", bound=_Named)
 
 
 def find_named(
-    items: Sequence[_NamedT], name: str, spec: ServerSpec, *, kind: str, error: type[McpToolError] = ToolCallError
+    items: Sequence[_NamedT],
+    name: str,
+    server: str | None,
+    *,
+    kind: str,
+    owner: str = "The server",
+    error: type[McpToolError] = ToolCallError,
 ) -> _NamedT:
     """A tool (``call``, ``call-table``) or prompt (``prompt``) by name; an unknown one is an error listing the
-    server's, exit code 4, before any call."""
+    others of its ``owner`` (a server, or a tools file), exit code 4, before any call."""
     for item in items:
         if item.name == name:
             return item
     listed = ", ".join(item.name for item in items) or "none"
-    raise error(f"The server has no {kind} {name!r}.", server=spec.display_name, hint=f"Its {kind}s: {listed}.")
+    raise error(f"{owner} has no {kind} {name!r}.", server=server, hint=f"Its {kind}s: {listed}.")
 
 
 def _signature(prompt: MCPPrompt) -> str:

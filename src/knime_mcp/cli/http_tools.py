@@ -26,9 +26,13 @@ if TYPE_CHECKING:
     from knime_mcp.tools.policy import ToolPolicy
     from knime_mcp.tools.provider import ToolListing
 
-__all__ = ["HTTP_COMMAND", "add_http_command", "http_listing"]
+__all__ = [
+    "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "http_listing", "max_document_bytes"
+]  # fmt: skip
 
 HTTP_COMMAND = "http-tools"
+API_AUTH = ("bearer", "basic", "header", "query")
+"""What an API's tools may send: ``--auth`` of ``http-tools``, and of a command given ``--openapi``."""
 
 
 def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -41,33 +45,41 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
         "source", nargs="?", metavar="SOURCE", help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file"
     )
     http.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="where requests go (default: the document's servers); the credential goes only here or to the origin the "
-        "document was read from",
-    )
-    http.add_argument(
         "--webhooks", metavar="FILE.csv", help="webhooks to add: columns Name, Description, URL, Method, Input Schema"
     )
-    auth = http.add_argument_group("authentication (the API's; never sent to webhooks)")
-    auth.add_argument("--auth", choices=["bearer", "basic", "header", "query"], help="what the tools send")
-    auth.add_argument(
-        "--secret", metavar="'${VAR}'", help="the token, password or API key, as an environment reference"
-    )
-    auth.add_argument("--user", help="basic: the user name (may be a ${VAR} reference)")
-    auth.add_argument(
-        "--key-name", metavar="NAME", help="header or query parameter carrying the key (default: the document's)"
-    )
-    http.add_argument(
-        "--max-document-mb",
-        type=float,
-        default=MAX_DOCUMENT_BYTES / 2**20,
-        metavar="MB",
-        help="the largest OpenAPI document read (default: %(default)g)",
-    )
+    add_api_options(http, base_url="--base-url", auth="the API's authentication (never sent to webhooks)")
     http.add_argument("--connect-timeout", type=float, default=DEFAULT_TIMEOUTS.connect, metavar="SECONDS")
     http.add_argument("--call-timeout", type=float, default=DEFAULT_TIMEOUTS.call, metavar="SECONDS")
     return http
+
+
+def add_api_options(parser: argparse.ArgumentParser, *, base_url: str, auth: str | None) -> None:
+    """The options of an OpenAPI document's API: ``base_url`` names the flag of its base URL; ``auth``, the title of
+    the authentication options, adds ``--auth`` (None: a command with server options has its own, which takes these
+    kinds too)."""
+    parser.add_argument(
+        base_url,
+        dest="api_base_url",
+        metavar="URL",
+        help="where the API's requests go (default: the document's servers); the credential goes only here or to the "
+        "origin the document was read from",
+    )
+    group = parser.add_argument_group(auth or "the API's authentication (--openapi; --auth is above)")
+    if auth:
+        group.add_argument("--auth", choices=API_AUTH, help="what the API's tools send")
+    group.add_argument(
+        "--secret", metavar="'${VAR}'", help="the token, password or API key, as an environment reference"
+    )
+    group.add_argument("--user", help="basic: the user name (may be a ${VAR} reference)")
+    group.add_argument(
+        "--key-name", metavar="NAME", help="header or query parameter carrying the key (default: the document's)"
+    )
+    parser.add_argument(
+        "--max-document-mb",
+        type=float,
+        metavar="MB",
+        help=f"the largest OpenAPI document read (default: {MAX_DOCUMENT_BYTES / 2**20:g})",
+    )
 
 
 def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
@@ -76,9 +88,8 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
 
     if not args.source and not args.webhooks:
         raise UsageError("http-tools needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both.")
-    if args.max_document_mb <= 0:
-        raise UsageError("--max-document-mb must be more than 0.")
-    auth = _auth(args)
+    max_bytes = max_document_bytes(args)
+    auth = api_auth(args)
     rows = _webhook_rows(args.webhooks) if args.webhooks else []
     from knime_mcp.http.listing import list_http_tools
     from knime_mcp.mcp.sync import run_sync
@@ -86,7 +97,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
     return run_sync(
         list_http_tools,
         args.source,
-        base_url=args.base_url,
+        base_url=args.api_base_url,
         auth=auth,
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
         webhooks=rows,
@@ -96,27 +107,39 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
         prefix=args.prefix,
         schema_mode=args.schema_mode,
         policy=policy,
-        max_document_bytes=round(args.max_document_mb * 2**20),
+        max_document_bytes=max_bytes,
     )
 
 
-def _auth(args: argparse.Namespace) -> AuthRef | DocumentApiKey | None:
+def max_document_bytes(args: argparse.Namespace) -> int:
+    """``--max-document-mb`` in bytes; a usage error unless it is more than 0."""
+    if args.max_document_mb is None:
+        return MAX_DOCUMENT_BYTES
+    if args.max_document_mb <= 0:
+        raise UsageError("--max-document-mb must be more than 0.")
+    return round(args.max_document_mb * 2**20)
+
+
+def api_auth(args: argparse.Namespace) -> AuthRef | DocumentApiKey | None:
+    """What the API's tools send, from ``--auth`` (one of :data:`API_AUTH`; any other kind is a server's) and its
+    options; the secret only as an environment reference."""
     from knime_mcp.config import AuthRef
     from knime_mcp.http.openapi import DocumentApiKey
 
-    if args.auth is None:
+    kind = args.auth if args.auth in API_AUTH else None
+    if kind is None:
         if args.secret or args.key_name or args.user:
-            raise UsageError("--secret, --user and --key-name go with --auth.")
+            raise UsageError(f"--secret, --user and --key-name go with --auth {'|'.join(API_AUTH)}.")
         return None
     if not args.secret or not ENV_REF.fullmatch(args.secret):
         raise UsageError(
-            f"--auth {args.auth} needs --secret as an environment reference such as '${{API_KEY}}'.",
+            f"--auth {kind} needs --secret as an environment reference such as '${{API_KEY}}'.",
             hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
         )
-    if args.auth in ("header", "query") and not args.key_name:
-        return DocumentApiKey(kind=args.auth, secret=args.secret)
-    where = {"header": {"header": args.key_name}, "query": {"parameter": args.key_name}}.get(args.auth, {})
-    return AuthRef(kind=args.auth, secret=args.secret, username=args.user, **where)
+    if kind in ("header", "query") and not args.key_name:
+        return DocumentApiKey(kind=kind, secret=args.secret)
+    where = {"header": {"header": args.key_name}, "query": {"parameter": args.key_name}}.get(kind, {})
+    return AuthRef(kind=kind, secret=args.secret, username=args.user, **where)
 
 
 def _webhook_rows(path: str) -> list[WebhookRow]:

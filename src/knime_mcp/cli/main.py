@@ -15,41 +15,46 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
-import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.cli.agent import add_agent_options, run_agent_command
+from knime_mcp.cli.call import parse_arguments, run_call
 from knime_mcp.cli.call_table import run_call_table
 from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
-from knime_mcp.cli.catalog import add_catalog_commands, find_named, print_json, run_catalog_command
-from knime_mcp.cli.http_tools import HTTP_COMMAND, add_http_command, http_listing
+from knime_mcp.cli.catalog import add_catalog_commands, run_catalog_command
+from knime_mcp.cli.http_tools import API_AUTH, HTTP_COMMAND, add_http_command, http_listing
+from knime_mcp.cli.policy_options import add_policy_options, check_patterns, tool_policy
 from knime_mcp.cli.render import one_line, terminal_safe
 from knime_mcp.cli.servers import (
     HOST_PORT,
     SignInPrompt,
     check_server_word,
+    check_tool_word,
     common_options,
+    options_after_command,
     server_options,
     server_spec,
+    split_command,
 )
-from knime_mcp.config import ServerSpec, demo_server_spec
-from knime_mcp.errors import ConfigError, McpToolError, ToolCallError, UsageError
+from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options, check_tool_sources
+from knime_mcp.cli.wording import cli_words, print_notes
+from knime_mcp.config import ServerSpec
+from knime_mcp.errors import ConfigError, McpToolError, UsageError
 
 if TYPE_CHECKING:
-    from knime_mcp.agent.loop import AgentRun
-    from knime_mcp.tools.policy import ToolPolicy
     from knime_mcp.tools.provider import ToolListing
-    from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["main", "run"]
 
 
 class _Parser(argparse.ArgumentParser):
     """An argparse parser that raises :class:`UsageError` instead of exiting, so ``main`` owns the exit code."""
+
+    commands: dict[str, argparse.ArgumentParser]
+    """The parser of each command, by name (on the top-level parser)."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, hint=f"Try '{self.prog} --help' for help.")
@@ -80,59 +85,6 @@ def _sign_in_prompt(err: TextIO, *, person: bool | None = None) -> SignInPrompt:
     return show
 
 
-def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Split ``[options] -- command words [-- more options]`` into options and the stdio command."""
-    if "--" not in argv:
-        return argv, []
-    start = argv.index("--")
-    rest = argv[start + 1 :]
-    if "--" in rest:
-        end = rest.index("--")
-        return argv[:start] + rest[end + 1 :], rest[:end]
-    return argv[:start], rest
-
-
-def _add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
-    group = parser.add_argument_group("tool policy")
-    group.add_argument("--allow", help="only tools whose whole name matches this regex (anchored at both ends)")
-    group.add_argument("--deny", help="never tools whose name contains a match of this regex")
-    group.add_argument(
-        "--destructive",
-        choices=["allow", "block", "read-only"],
-        default=destructive,
-        help=f"tools annotated destructive: allowed, blocked, or only read-only tools (default: {destructive})",
-    )
-    group.add_argument(
-        "--unannotated-destructive",
-        action="store_true",
-        help="count tools without MCP annotations as destructive, as the MCP spec does (default: offer them and "
-        "name them in a warning)",
-    )
-
-
-def _tool_policy(args: argparse.Namespace) -> ToolPolicy:
-    from knime_mcp.tools.policy import ToolPolicy
-
-    return ToolPolicy(
-        allow=args.allow,
-        deny=args.deny,
-        destructive=args.destructive.replace("-", "_"),
-        unannotated_destructive=args.unannotated_destructive,
-    )
-
-
-def _check_patterns(args: argparse.Namespace) -> None:
-    """A regex that does not compile is the command line's fault: say so before connecting."""
-    for option in ("include", "exclude", "allow", "deny"):
-        pattern = getattr(args, option, None)
-        if pattern is None:
-            continue
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(f"--{option} {pattern!r} is not a valid regular expression: {exc}.") from exc
-
-
 def _table_options() -> argparse.ArgumentParser:
     """What shapes and writes a tools table: ``tools`` and ``http-tools``."""
     options = argparse.ArgumentParser(add_help=False)
@@ -149,16 +101,18 @@ def _parser() -> _Parser:
     parser = _Parser(prog="knime-mcp", description="MCP tools for KNIME agent workflows, from the command line.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.commands = commands.choices
     server = server_options()
+    callers = server_options(api_auth=API_AUTH)  # whose --auth also takes what the tools of --openapi send
 
     table_options = _table_options()
     tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
     tools.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line; none: the demo server")
-    _add_policy_options(tools, "allow")
+    add_policy_options(tools, "allow")
 
-    call = commands.add_parser("call", parents=[server], help="call one tool and print its result as JSON")
+    call = commands.add_parser("call", parents=[callers], help="call one tool and print its result as JSON")
     call.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
-    call.add_argument("tool", help="the tool's name on the server")
+    call.add_argument("tool", help="the tool's name on the server, or in the --tools file or --openapi document")
     call.add_argument(
         "--args",
         default="{}",
@@ -166,11 +120,13 @@ def _parser() -> _Parser:
         help="the arguments as a JSON object, '@FILE' to read it from a file, '-' from stdin (default: {})",
     )
 
+    add_tool_source_options(call, base_url="--base-url")
+
     table = commands.add_parser(
-        "call-table", parents=[server], help="call one tool for every row of a CSV or Parquet file"
+        "call-table", parents=[callers], help="call one tool for every row of a CSV or Parquet file"
     )
     table.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
-    table.add_argument("tool", help="the tool's name on the server")
+    table.add_argument("tool", help="the tool's name on the server, or in the --tools file or --openapi document")
     table.add_argument("--input", required=True, metavar="FILE", help="a .csv or .parquet file: one call per row")
     table.add_argument("--output", required=True, metavar="FILE", help="the .parquet file: input and result columns")
     table.add_argument("--mapping", help='JSON template of the arguments, e.g. \'{"text": "{comment}"}\'')
@@ -184,28 +140,12 @@ def _parser() -> _Parser:
     table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
     table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
 
+    add_tool_source_options(table, base_url="--base-url")
+
     agent = commands.add_parser(
-        "agent", parents=[server], help="let an LLM answer a prompt with the servers' tools; print the conversation"
+        "agent", parents=[callers], help="let an LLM answer a prompt with the servers' tools; print the conversation"
     )
-    agent.add_argument(
-        "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
-    )
-    agent.add_argument("--prompt", required=True, help="the user message")
-    agent.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenAI-compatible API root")
-    agent.add_argument("--model", required=True, help="the model's name on that server")
-    agent.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    agent.add_argument("--system", help="the system message (default: a short helpful-assistant one)")
-    agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
-    agent.add_argument("--max-tokens", type=int, help="most tokens per reply (default: the server's)")
-    agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
-    agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
-    agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
-    agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
-    agent.add_argument("--format", choices=["text", "json"], default="text")
-    agent.add_argument(
-        "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
-    )
-    _add_policy_options(agent, "block")
+    add_agent_options(agent)
 
     login = commands.add_parser(
         "login", parents=[server], help="sign in to an OAuth server in a browser; later commands use the sign-in"
@@ -215,7 +155,7 @@ def _parser() -> _Parser:
     logout.add_argument("server", help="the server's http(s) URL")
     add_catalog_commands(commands, server)
     http = add_http_command(commands, [common_options(), table_options])
-    _add_policy_options(http, "allow")
+    add_policy_options(http, "allow")
 
     demo = commands.add_parser(
         "demo-server", parents=[common_options()], help="run the bundled demo MCP server (loopback only)"
@@ -225,9 +165,10 @@ def _parser() -> _Parser:
     return parser
 
 
-def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Parse and check the words: the usage errors the words alone show surface here, before any connection."""
-    options, command = _split_command(argv)
+def _parse(argv: list[str], err: TextIO) -> tuple[argparse.Namespace, list[str]]:
+    """Parse and check the words: the usage errors the words alone show surface here, before any connection; a
+    warning for options that went to a stdio server's command line goes to ``err``."""
+    options, command = split_command(argv)
     name = next((word for word in options if not word.startswith("-")), None)
     after = {"call": "TOOL", "call-table": "TOOL", **CATALOG_COMMANDS}.get(name or "")
     if after and command and argv.count("--") < 2:
@@ -235,7 +176,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
             f"{name} needs a second '--' after the server's command line, before {after}.",
             hint=f"knime-mcp {name} -- COMMAND WORDS -- {after} …",
         )
-    args = _parser().parse_args(options)
+    parser = _parser()
+    args = parser.parse_args(options)
     server = getattr(args, "server", None)
     tool = getattr(args, "tool", None)
     if command and server:
@@ -251,33 +193,18 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
             f"SERVER {server!r} is not an http(s) URL.",
             hint=f"Write '--' before a stdio server's command line: knime-mcp {args.command} -- {server} …",
         )
+    if tool is not None and server is None and not command:
+        check_tool_word(tool, args.command)
     for text in getattr(args, "servers", None) or []:
         check_server_word(text)
-    _check_patterns(args)
+    if hasattr(args, "openapi"):
+        check_tool_sources(args, server=bool(server or command or getattr(args, "servers", None)))
+    if args.command in ("tools", HTTP_COMMAND):
+        _check_table_output(args)
+    check_patterns(args)
+    if command and (warning := options_after_command(command, parser.commands[args.command])):
+        print(f"Warning: {warning}", file=err)
     return args, command or ([server] if server else [])
-
-
-def _read_arguments(text: str, stdin: TextIO) -> str:
-    """``--args``: JSON itself, ``@FILE`` for a file (arguments past the 128 KB a command-line word may hold), ``-``."""
-    if text == "-":
-        return stdin.read()
-    if text.startswith("@"):
-        try:
-            with open(text[1:], encoding="utf-8") as file:
-                return file.read()
-        except OSError as exc:
-            raise UsageError(f"Cannot read --args file {text[1:]!r}: {exc.strerror or exc}.") from exc
-    return text
-
-
-def _parse_arguments(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}.") from exc
-    if not isinstance(value, dict):
-        raise UsageError('--args must be a JSON object, e.g. \'{"text": "hi"}\'.')
-    return value
 
 
 def _check_table_output(args: argparse.Namespace) -> None:
@@ -288,7 +215,6 @@ def _check_table_output(args: argparse.Namespace) -> None:
 
 
 def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
-    _check_table_output(args)
     from knime_mcp.mcp.sync import run_sync
     from knime_mcp.tools.provider import list_server_tools
 
@@ -299,7 +225,7 @@ def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show
         exclude=args.exclude,
         prefix=args.prefix,
         schema_mode=args.schema_mode,
-        policy=_tool_policy(args),
+        policy=tool_policy(args),
         show_sign_in=show,
     )
     return _write_listing(listing, args, out)
@@ -319,8 +245,7 @@ def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) 
         from knime_mcp.tools.arrow import write_tools
 
         write_tools(listing.tools, args.output, args.format)
-    for note in listing.notes:
-        print(f"Note: {one_line(note)}", file=sys.stderr)
+    print_notes(listing.notes, sys.stderr)
     return 0
 
 
@@ -330,94 +255,6 @@ def _write_text(text: str, path: str | None, out: TextIO) -> None:
             file.write(text + "\n")
     else:
         out.write(text + "\n")
-
-
-def _command_call(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
-    arguments = _parse_arguments(_read_arguments(args.args, sys.stdin))
-    from knime_mcp.config import ServerRequestPolicy
-    from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.server_requests import ServerRequests, progress_text
-    from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.results import ToolResult
-    from knime_mcp.tools.schema import validate_arguments
-
-    def progress(done: float, total: float | None, message: str | None) -> None:
-        print(f"Progress: {one_line(progress_text(done, total, message))}", file=sys.stderr, flush=True)
-
-    requests = ServerRequests(ServerRequestPolicy(elicitation=args.elicitation))
-
-    async def call() -> ToolResult:
-        async with McpClient(spec, show_sign_in=show, requests=requests) as client:
-            tool = find_named(await client.list_tools(), args.tool, spec, kind="tool")
-            problems = validate_arguments(tool, arguments)
-            if problems:
-                raise ToolCallError(
-                    f"The arguments do not fit tool {tool.name!r}, so it was not called: {'; '.join(problems)}.",
-                    server=spec.display_name,
-                    hint="'knime-mcp tools --format json' with this server shows the tool's input_schema.",
-                )
-            return await client.call_tool(args.tool, arguments, progress=progress)
-
-    result = run_sync(call)
-    print_json(result.to_dict(), out)
-    if result.is_error:
-        raise ToolCallError(f"Tool {args.tool!r} reported an error: {result.error_text}", server=spec.display_name)
-    return 0
-
-
-def _command_agent(args: argparse.Namespace, command: list[str], out: TextIO, show: SignInPrompt) -> int:
-    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
-    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
-    from knime_mcp.config import ServerRequestPolicy
-    from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.provider import list_server_tools
-
-    targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
-    targets += [command] if command else []
-    if args.name and len(targets) > 1:
-        raise UsageError("--name names a single server; leave it out with several servers.")
-    specs = [server_spec(words, args) for words in targets] or [demo_server_spec()]
-    model = ChatModelConfig(
-        base_url=args.base_url,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        timeout=args.request_timeout,
-    )
-    api_key = resolve_api_key(model)
-    config = AgentConfig(
-        iteration_limit=DEFAULT_ITERATION_LIMIT if args.iteration_limit is None else args.iteration_limit,
-        on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
-        errors="column",
-        max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
-        policy=_tool_policy(args),
-        server_requests=ServerRequestPolicy(elicitation=args.elicitation),
-        resources=args.resources,
-    )
-
-    async def agent() -> AgentRun:
-        tools: list[MCPTool] = []
-        for spec in specs:
-            tools += (await list_server_tools(spec, show_sign_in=show)).tools
-        system = {} if args.system is None else {"system_message": args.system}
-        chat = build_chat_model(model, api_key)
-        return await run_agent(
-            chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system
-        )
-
-    result = run_sync(agent)  # the tools left out reach stderr as warnings logged by run_agent
-    if args.format == "json":
-        rows = result.conversation.rows(error_column=True)
-        log = [entry.to_dict() for entry in result.log]
-        print_json({"conversation": rows, "tool_calls": log}, out)
-    else:
-        from knime_mcp.cli.render import render_agent_run
-
-        out.write(render_agent_run(result))
-    if result.failure is not None:
-        raise result.failure
-    return 0
 
 
 def _command_demo_server(args: argparse.Namespace) -> int:
@@ -441,49 +278,28 @@ def _command_demo_server(args: argparse.Namespace) -> int:
         ) from exc
 
 
-_CLI_HINTS = (
-    ("the transport setting", "--transport"),
-    ("aise the connect timeout", "aise --connect-timeout"),
-    ("aise the call timeout", "aise --call-timeout"),
-    (
-        "Raise the iteration limit, or let the node ask for a final answer when the limit is reached.",
-        "Raise --iteration-limit, or pass --on-limit final-answer.",
-    ),
-    (
-        "Set the authentication (bearer token, header or basic) and check that the credential is valid.",
-        "Send the credential with --header 'Authorization: Bearer ${VAR}' and check that it is valid.",
-    ),
-    ("put the API key into a KNIME credential", "name the variable that holds the API key with --api-key-env"),
-    (
-        "Connect the credentials flow variable that holds the API key to this node.",
-        "Name the environment variable that holds the API key with --api-key-env.",
-    ),
-)
-"""The core's hints name KNIME settings; on the command line the same advice names the flags."""
-
-
-def _cli_hint(hint: str | None) -> str | None:
-    for setting, flag in _CLI_HINTS:
-        hint = hint.replace(setting, flag) if hint else hint
-    return hint
-
-
 class _OneLine(logging.Formatter):
-    """One line per log record, whatever line feeds a server's log message holds; the traceback only with
-    ``--verbose``."""
+    """One line per log record, whatever line feeds a server's log message holds, in the command line's words; the
+    traceback only with ``--verbose``."""
 
     def __init__(self, verbose: bool) -> None:
         super().__init__("%(levelname)s %(name)s: %(message)s")
         self._verbose = verbose
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return one_line(super().formatMessage(record))
+        return one_line(cli_words(super().formatMessage(record)))
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 (logging's name)
+        """The traceback, every line indented: an exception's text may hold a server's line feeds, and no line of
+        it may stand at the start of a line as the command's own would."""
+        return "\n".join(f"  {line}" for line in terminal_safe(super().formatException(ei)).splitlines())
 
     def format(self, record: logging.LogRecord) -> str:
         if self._verbose:
-            return terminal_safe(super().format(record))
+            return super().format(record)
         cause = f"{type(record.exc_info[1]).__name__}; " if record.exc_info and record.exc_info[1] else ""
-        return one_line(f"Warning: {record.getMessage()} ({record.name}: {cause}--verbose shows the details)")
+        said = cli_words(record.getMessage())
+        return one_line(f"Warning: {said} ({record.name}: {cause}--verbose shows the details)")
 
 
 @contextmanager
@@ -504,26 +320,26 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
     if args.command == "demo-server":
         return _command_demo_server(args)
     if args.command == HTTP_COMMAND:
-        _check_table_output(args)
-        return _write_listing(http_listing(args, _tool_policy(args)), args, out)
+        return _write_listing(http_listing(args, tool_policy(args)), args, out)
     show = _sign_in_prompt(err)
-    if args.command == "agent":
-        return _command_agent(args, target, out, show)
+    match args.command:
+        case "agent":
+            return run_agent_command(args, target, out, err, show)
+        case "call":
+            return run_call(args, ToolSource(args, target, err), out, err, show)
+        case "call-table":
+            return run_call_table(args, ToolSource(args, target, err), out, err, show)
     spec = server_spec(target, args)
     match args.command:
         case "tools":
             return _command_tools(args, spec, out, show)
-        case "call-table":
-            return run_call_table(args, spec, out, err, show)
         case "login":
             return _command_login(spec, out, err)
         case "logout":
             return _command_logout(spec, out)
         case command if command in CATALOG_COMMANDS:
-            return run_catalog_command(
-                args, spec, out, show, lambda text: _parse_arguments(_read_arguments(text, sys.stdin))
-            )
-    return _command_call(args, spec, out, show)
+            return run_catalog_command(args, spec, out, show, lambda text: parse_arguments(text, sys.stdin))
+    raise AssertionError(f"no command {args.command!r}")
 
 
 def _command_login(spec: ServerSpec, out: TextIO, err: TextIO) -> int:
@@ -561,14 +377,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     err = err or sys.stderr
     try:
         try:
-            args, target = _parse(list(sys.argv[1:] if argv is None else argv))
+            args, target = _parse(list(sys.argv[1:] if argv is None else argv), err)
         except SystemExit as exc:  # --help and --version
             return exc.code if isinstance(exc.code, int) else 0
         with _logging_to(err, args.verbose):
             return _run_command(args, target, out, err)
     except McpToolError as exc:
-        exc.hint = _cli_hint(exc.hint)
-        print(f"Error: {one_line(str(exc))}", file=err)
+        print(f"Error: {one_line(cli_words(str(exc)))}", file=err)
         return exc.exit_code
     except KeyboardInterrupt:
         print("Error: interrupted.", file=err)

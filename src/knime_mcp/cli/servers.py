@@ -10,12 +10,19 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Callable, Sequence
 
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import UsageError
 
-__all__ = ["HOST_PORT", "SignInPrompt", "check_server_word", "common_options", "server_options", "server_spec"]
+__all__ = [
+    "HOST_PORT", "OAUTH", "SignInPrompt", "check_server_word", "check_tool_word", "common_options",
+    "options_after_command", "server_options", "server_spec", "split_command",
+]  # fmt: skip
+
+OAUTH = ("oauth", "oauth-client-credentials")
+"""The kinds of ``--auth`` for an MCP server."""
 
 SignInPrompt = Callable[[str], None] | None
 """How a command shows a person where to sign in to an OAuth server; None in a batch run."""
@@ -29,9 +36,15 @@ def common_options() -> argparse.ArgumentParser:
     return options
 
 
-def server_options() -> argparse.ArgumentParser:
+def server_options(*, api_auth: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The options of an MCP server; ``api_auth``: the kinds ``--auth`` also takes, for an API's tools
+    (``--openapi``)."""
     options = argparse.ArgumentParser(add_help=False, parents=[common_options()])
-    group = options.add_argument_group("server")
+    group = options.add_argument_group(
+        "server",
+        "Every word after '--' belongs to the stdio server's command line, options too: put knime-mcp's options "
+        "before the '--'.",
+    )
     group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
     group.add_argument(
         "--header",
@@ -50,9 +63,10 @@ def server_options() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--auth",
-        choices=["oauth", "oauth-client-credentials"],
+        choices=[*OAUTH, *api_auth],
         help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
-        "server with a stored sign-in uses that",
+        "server with a stored sign-in uses that"
+        + (f"; {', '.join(api_auth)}: what the tools of --openapi send" if api_auth else ""),
     )
     group.add_argument(
         "--client-id",
@@ -136,6 +150,46 @@ def _environment(values: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``[options] -- command words [-- more options]`` into options and the stdio command."""
+    if "--" not in argv:
+        return argv, []
+    start = argv.index("--")
+    rest = argv[start + 1 :]
+    if "--" in rest:
+        end = rest.index("--")
+        return argv[:start] + rest[end + 1 :], rest[:end]
+    return argv[:start], rest
+
+
+def options_after_command(command: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """The warning for words of a stdio server's command line that look like options of the knime-mcp command
+    ``parser`` parses (``--format json`` after ``-- npx server``): they go to the server, which a person rarely
+    means; None when there are none. ``--help`` and ``--verbose``, which most servers take too, are left out."""
+    own = {flag for flag in parser._option_string_actions if flag.startswith("--")} - {"--help", "--verbose"}
+    stray = [word for word in command if word.partition("=")[0] in own]
+    if not stray:
+        return None
+    return (
+        f"{', '.join(map(repr, stray))} after '--' went to the server's command line, not to knime-mcp "
+        f"{parser.prog.split()[-1]}; put knime-mcp's options before the '--'"
+    )
+
+
+_LAUNCHERS = frozenset({"npx", "uvx", "uv", "node", "python", "python3", "docker", "deno", "bun", "pipx"})
+"""Programs that start servers, never names of tools."""
+
+
+def check_tool_word(word: str, command: str) -> None:
+    """A TOOL that names a file or folder, or a program that starts servers, is a stdio server's command line
+    without its ``--`` (``knime-mcp call ./server.py``): refused before the demo server is asked for such a tool."""
+    if os.path.exists(word) or (word in _LAUNCHERS and shutil.which(word)):
+        raise UsageError(
+            f"{word!r} is a file or program, not the name of a tool; a stdio server's command line follows '--'.",
+            hint=f"knime-mcp {command} -- {shlex.quote(word)} … -- TOOL …",
+        )
+
+
 HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
 """``localhost:8000/mcp``: a URL without its scheme, never a command anyone means to run."""
 
@@ -164,7 +218,7 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
 
 def _auth(target: str, args: argparse.Namespace) -> AuthRef:
     """``--auth`` and its options; without ``--auth``, OAuth sign-in for a server with a stored sign-in."""
-    kind = args.auth
+    kind = args.auth if args.auth in OAUTH else None
     if kind is None and target.startswith(("http://", "https://")):
         from knime_mcp.auth import OAuthClient, token_store
 

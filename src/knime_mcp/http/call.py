@@ -12,14 +12,22 @@ the dispatcher retries it as it retries an MCP server's, and hands on the result
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import anyio
 import httpx2
 
-from knime_mcp.config import OAUTH_KINDS, CredentialLookup, ServerSpec, resolve_headers, resolve_query, resolved_secrets
+from knime_mcp.config import (
+    OAUTH_KINDS,
+    CredentialLookup,
+    ServerSpec,
+    resolve_headers,
+    resolve_query,
+    resolve_target,
+    resolved_secrets,
+)
 from knime_mcp.errors import (
     ConfigError,
     McpToolError,
@@ -35,7 +43,7 @@ from knime_mcp.http.operation import HttpOperation
 from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
 from knime_mcp.http.response import error_result, success_result
 from knime_mcp.mcp.breaker import Circuit, CircuitBreaker
-from knime_mcp.mcp.transports import MAX_MESSAGE_BYTES, HttpPool
+from knime_mcp.mcp.transports import MAX_MESSAGE_BYTES, HttpPool, read_bounded, text_encoding
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.urlguard import PinnedHost
 
@@ -77,8 +85,12 @@ class HttpToolClient:
         breaker: CircuitBreaker,
     ) -> None:
         self.spec = spec
+        target = urlsplit(resolve_target(spec))
+        self._target = target._replace(query="")
         self._http = http
-        self._query = tuple(query.items())
+        self._query = (*parse_qsl(target.query, keep_blank_values=True), *query.items())
+        """The URL's own query, its ``${VAR}``\ s resolved (a webhook's token), and the API key's: sent as parameters,
+        since httpx replaces a URL's query with the parameters given; never shown."""
         self._secrets = secrets
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._circuit = Circuit(breaker)
@@ -134,11 +146,12 @@ class HttpToolClient:
         return result
 
     async def _send(self, tool_name: str, request: HttpRequest, seconds: float) -> ToolResult:
-        url = self.spec.target.rstrip("/") + request.path if request.path else self.spec.target
+        path = self._target.path.rstrip("/") + request.path if request.path else self._target.path
+        url = urlunsplit(self._target._replace(path=path))
         outgoing = self._http.build_request(
             request.method,
             url,
-            params=[*request.query, *self._query],
+            params=[*self._query, *request.query],
             headers=dict(request.headers),
             **({} if request.body is NO_BODY else {"json": request.body}),
         )
@@ -146,7 +159,7 @@ class HttpToolClient:
             with anyio.fail_after(seconds):
                 response = await self._http.send(outgoing, stream=True)
                 try:
-                    body = await _read_bounded(response)
+                    body = await read_bounded(response, MAX_MESSAGE_BYTES, _too_large)
                 finally:
                     await response.aclose()
         except TimeoutError as exc:
@@ -169,7 +182,7 @@ class HttpToolClient:
     def _result(self, request: HttpRequest, response: httpx2.Response, body: bytes) -> ToolResult:
         """The response as a result, secrets masked (an API may echo the key it was sent)."""
         status, content_type = response.status_code, response.headers.get("Content-Type")
-        encoding = _encoding(response.charset_encoding)
+        encoding = text_encoding(response)
         if response.is_success:
             return success_result(status, content_type, body, encoding).masked(self._secrets)
         result = error_result(status, response.reason_phrase, request, content_type, body, encoding)
@@ -179,28 +192,13 @@ class HttpToolClient:
         return result
 
 
-async def _read_bounded(response: httpx2.Response) -> bytes:
-    """The body, up to :data:`~knime_mcp.mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_MESSAGE_BYTES:
-            raise ToolCallError(
-                f"The API's response is larger than knime-mcp reads ({MAX_MESSAGE_BYTES // 2**20} MiB); the call "
-                "ran, but its result is lost.",
-                hint="Ask the API for less at a time (a filter, a page, a smaller range).",
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _encoding(charset: str | None) -> str:
-    """The response's charset if Python knows it, else UTF-8."""
-    try:
-        return codecs.lookup(charset).name if charset else "utf-8"
-    except LookupError:
-        return "utf-8"
+def _too_large() -> ToolCallError:
+    """A body past :data:`~knime_mcp.mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
+    return ToolCallError(
+        f"The API's response is larger than knime-mcp reads ({MAX_MESSAGE_BYTES // 2**20} MiB); the call ran, but "
+        "its result is lost.",
+        hint="Ask the API for less at a time (a filter, a page, a smaller range).",
+    )
 
 
 def _retry_after(response: httpx2.Response) -> float | None:

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import Any
 
 from knime_mcp.config import DEFAULT_TIMEOUTS
 from knime_mcp.errors import ConfigError, ServerConnectError
 
-if TYPE_CHECKING:
-    import httpx2
-
-__all__ = ["MAX_DOCUMENT_BYTES", "OpenApiDocument", "load_document", "parse_document", "shown_url"]
+__all__ = ["MAX_DOCUMENT_BYTES", "OpenApiDocument", "load_document", "parse_document"]
 
 MAX_DOCUMENT_BYTES = 10 * 2**20
 """The largest document read by default, from a URL or a file: the largest public API descriptions are a few MB."""
@@ -109,8 +106,8 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes
     import httpx2
 
     from knime_mcp.errors import translate_errors
-    from knime_mcp.mcp.transports import HttpPool
-    from knime_mcp.urlguard import check_url
+    from knime_mcp.mcp.transports import HttpPool, read_bounded, text_encoding
+    from knime_mcp.urlguard import check_url, shown_url
 
     pin = None if untrusted_hint is None else await check_url(url, hint=untrusted_hint)
     shown = shown_url(url)
@@ -120,7 +117,8 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes
             async with pool.client(timeout=httpx2.Timeout(timeout), pin=pin) as client:
                 accept = {"Accept": "application/json, application/yaml"}
                 async with client.stream("GET", url, headers=accept) as response:
-                    content = await _read_bounded(response, shown, max_bytes) if response.status_code == 200 else b""
+                    too_large = partial(_too_large, shown, max_bytes)
+                    content = await read_bounded(response, max_bytes, too_large) if response.status_code == 200 else b""
     finally:
         await pool.aclose()
     if response.status_code != 200:
@@ -129,19 +127,7 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes
             server=shown,
             hint="Check the document's URL in a browser.",
         )
-    return httpx2.Response(200, headers=response.headers, content=content).text  # decoded as the response says
-
-
-async def _read_bounded(response: httpx2.Response, shown: str, max_bytes: int) -> bytes:
-    """The body, stopped as soon as it passes ``max_bytes`` (a Content-Length may be missing or lie)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise _too_large(shown, max_bytes)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return content.decode(text_encoding(response), errors="replace")
 
 
 def _too_large(source: str, max_bytes: int) -> ConfigError:
@@ -150,12 +136,6 @@ def _too_large(source: str, max_bytes: int) -> ConfigError:
         hint="Raise the largest document size (the HTTP Tool Provider's setting, --max-document-mb) if it is "
         "legitimately that large.",
     )
-
-
-def shown_url(url: str) -> str:
-    """``url`` as messages show it: without the userinfo or the query, which may carry a token."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
 
 
 def _first_line(exc: Exception) -> str:

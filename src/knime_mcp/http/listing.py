@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, Timeouts
 from knime_mcp.errors import ConfigError
-from knime_mcp.http.document import MAX_DOCUMENT_BYTES, load_document
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES, OpenApiDocument, load_document
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
 from knime_mcp.http.origins import judge_servers
+from knime_mcp.http.schemas import DocumentSchemas
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
 from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.provider import ToolListing, shape_tools
@@ -62,6 +63,7 @@ async def list_http_tools(
         api = openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts)
         credential = auth is not None and auth.kind != "none"
         api, notes = judge_servers(api, document.url, base_url=base_url, credential=credential, seal=sealed)
+        notes += [] if credential or not api else _credential_note(document)
         tools += api
     elif not webhooks:
         raise ConfigError(
@@ -71,3 +73,22 @@ async def list_http_tools(
     tools += webhook_tools(webhooks, timeouts=timeouts, sealed=trust_webhooks)
     shaped = shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)
     return ToolListing(shaped.tools, notes + shaped.notes)
+
+
+def _credential_note(document: OpenApiDocument) -> list[str]:
+    """The note for a document whose every operation asks for a credential (a ``security`` requirement at its top,
+    without an empty one that makes it optional) when none is set: the tools would call the API without one."""
+    required = document.data.get("security")
+    if not isinstance(required, list) or not required or not all(isinstance(each, dict) and each for each in required):
+        return []
+    schemes = (document.data.get("components") or {}).get("securitySchemes") or {}
+    schemas = DocumentSchemas(document.data)
+    named = []
+    for name in dict.fromkeys(name for each in required for name in each):
+        scheme = schemas.deref(schemes.get(name), f"security scheme {name}") if name in schemes else None
+        kind = scheme.get("scheme") or scheme.get("type") if isinstance(scheme, dict) else None
+        named.append(f"{name!r} ({kind})" if isinstance(kind, str) else repr(name))
+    return [
+        f"The document asks a credential of every operation ({', '.join(named)}), but no authentication is set, so "
+        "the tools call the API without a credential; set the Authentication setting to send one"
+    ]

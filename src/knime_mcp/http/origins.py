@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.http.document import shown_url
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.tool import MCPTool
+from knime_mcp.urlguard import origin_of, shown_url
 
 __all__ = ["judge_servers"]
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def judge_servers(
@@ -39,13 +36,13 @@ def judge_servers(
 ) -> tuple[list[MCPTool], list[str]]:
     """The tools that may call where they call, sealed if ``seal`` and on the person's origin, and the notes on the
     others; ``credential``: the tools carry authentication."""
-    own = {_origin(url) for url in (document_url, base_url) if url}
+    own = {origin_of(url) for url in (document_url, base_url) if url}
     kept: list[MCPTool] = []
     foreign: dict[str, list[str]] = {}
     sealed: dict[str, ServerSpec] = {}
     for tool in tools:
         target = tool.server.target
-        if _origin(target) in own:
+        if origin_of(target) in own:
             if seal:
                 if target not in sealed:
                     sealed[target] = seal_spec(tool.server)
@@ -86,14 +83,3 @@ def _operations(labels: list[str]) -> str:
 
 def _label(tool: MCPTool) -> str:
     return f"{tool.http.method} {tool.http.path}" if tool.http is not None else tool.name
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """Scheme, host and port, the port filled in; a malformed port compares equal to nothing a person gave."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port or _DEFAULT_PORTS.get(scheme)
-    except ValueError:
-        return scheme, f"malformed {url}", None
-    return scheme, (parts.hostname or "").lower(), port

@@ -95,7 +95,11 @@ class _Page(Protocol):
 
 _PageT = TypeVar("_PageT", bound=_Page)
 
-DEFAULT_MAX_CONCURRENCY = 8
+DEFAULT_MAX_CONCURRENCY = 256
+"""Calls in flight at once on a client made without a limit (a plain script, ``knime-mcp call``): a guard against a
+runaway loop, not a brake on a burst, which the raw SDK sends all at once (a burst of 200 at 8 took 6x as long,
+benchmark figure 3). The nodes and ``call-table`` pass their *Concurrency* setting instead, and a tool that writes
+runs one call at a time there (:meth:`knime_mcp.caller.table.CallerOptions.concurrency_for`)."""
 _MAX_PAGES = 1000
 _CLOSE_GRACE_SECONDS = 5.0
 _CANCEL_FLUSH_SECONDS = 0.25

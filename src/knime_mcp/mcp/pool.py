@@ -167,8 +167,13 @@ class ClientPool:
             pin=pin,
         )
         await client.open_in(self._task_group, self._http)
-        for hook in self._on_open:
-            await hook(client)
+        try:
+            for hook in self._on_open:
+                await hook(client)
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # the pool never stored it, so nothing else would close it
+                await client.close_sessions()
+            raise
         return client
 
     async def _open_http(self, spec: ServerSpec, pin: PinnedHost | None) -> HttpToolClient:

@@ -104,10 +104,10 @@ class ServerRequests:
             )
         self._sampled += 1
         max_tokens = min(params.max_tokens, limits.max_tokens)
-        from knime_mcp.agent.chat_model import model_errors
+        from knime_mcp.agent.chat_model import model_errors, model_label, model_name
 
-        name = getattr(self._model, "model_name", None) or type(self._model).__name__
-        with model_errors(name, self._secrets):
+        name = model_name(self._model)
+        with model_errors(model_label(self._model), self._secrets):
             answer = await self._model.bind(max_tokens=max_tokens).ainvoke(messages)
         logger.info(
             "%s: answered sampling request %d of at most %d with the chat model (at most %d tokens)",

@@ -7,8 +7,9 @@ context costs tens of milliseconds, a client over a shared transport costs micro
 
 from __future__ import annotations
 
+import codecs
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from functools import partial
@@ -50,6 +51,28 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 stream), as one JSON response body (Streamable HTTP answering with ``application/json``), or as one line (stdio): the
 SDK's default of 1 MiB per event loses any larger tool result, and with it the session, and it reads JSON bodies and
 stdio lines without a limit."""
+
+async def read_bounded(response: httpx2.Response, limit: int, too_large: Callable[[], Exception]) -> bytes:
+    """A streamed response's body as it was sent (a gzip or deflate encoding undone, so the limit bounds memory, not
+    the wire), given up on once it passes ``limit`` bytes, whatever its Content-Length says: ``too_large()`` is
+    raised. For every body knime-mcp reads whole outside the SDK: documents, HTTP tools' answers, OAuth answers."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def text_encoding(response: httpx2.Response) -> str:
+    """The response's charset if Python knows it, else UTF-8 (a server may name any charset)."""
+    try:
+        return codecs.lookup(response.charset_encoding or "utf-8").name
+    except LookupError:
+        return "utf-8"
+
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})
 """Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE; never when the
@@ -123,6 +146,7 @@ class HttpPool:
     """
 
     def __init__(self) -> None:
+        mask_library_logs()  # httpx logs every request's URL, an API key in the query included
         self._direct = httpx2.AsyncHTTPTransport()
         self._proxy_settings = urllib.request.getproxies()
         self._proxied: dict[str, httpx2.AsyncHTTPTransport] = {}
@@ -263,8 +287,8 @@ class _WholeLines(TextReceiveStream):
         self._partial = []
         if self._diagnostics is not None:
             self._diagnostics.cut_off = (
-                f"The server wrote more than {MAX_MESSAGE_BYTES / 2**20:g} MiB without a line end: knime-mcp dropped "
-                "it and stopped the server"
+                f"The server wrote more than the {MAX_MESSAGE_BYTES} byte limit ({MAX_MESSAGE_BYTES / 2**20:g} MiB) "
+                "without a line end: knime-mcp dropped it and stopped the server"
             )
         await self.transport_stream.aclose()
         raise anyio.EndOfStream

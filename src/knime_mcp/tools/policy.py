@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.names import compile_name_pattern
 from knime_mcp.tools.tool import MCPTool
@@ -30,8 +31,6 @@ __all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "task_refusal", "unanno
 
 DestructiveMode = Literal["allow", "block", "read_only"]
 """``allow``: any tool; ``block``: no tool the annotations call destructive; ``read_only``: only read-only tools."""
-
-_ASK = "ask the workflow builder to"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,17 +82,17 @@ class ToolPolicy:
         if self.destructive == "read_only" and not hints.read_only:
             return (
                 f"tool {tool.name!r} is not annotated read-only and the tool policy allows read-only tools only; "
-                f"{_ASK} allow tools that write"
+                "ask the workflow builder to allow tools that write"
             )
         if self.destructive == "block" and hints.destructive and hints.annotated:
             return (
                 f"tool {tool.name!r} is annotated destructive and the destructive-tool policy blocks it; "
-                f"{_ASK} allow destructive tools"
+                "ask the workflow builder to allow destructive tools"
             )
         if self.destructive == "block" and hints.destructive and self.unannotated_destructive:
             return (
                 f"tool {tool.name!r} has no MCP annotations, which the tool policy counts as destructive; "
-                f"{_ASK} allow unannotated or destructive tools"
+                "ask the workflow builder to allow unannotated or destructive tools"
             )
         return None
 
@@ -102,9 +101,15 @@ class ToolPolicy:
         deny-list alone; the whole check for the agent's own read-only tools, which have no annotations to judge."""
         names = (name, *aliases)
         if self._deny is not None and any(self._deny.search(each) for each in names):
-            return f"tool {name!r} matches the tool deny-list {self.deny!r}; {_ASK} change the deny-list"
+            return (
+                f"tool {name!r} matches the tool deny-list {self.deny!r}; "
+                "ask the workflow builder to change the deny-list"
+            )
         if self._allow is not None and not any(self._allow.fullmatch(each) for each in names):
-            return f"tool {name!r} is not on the tool allow-list {self.allow!r}; {_ASK} add it to the allow-list"
+            return (
+                f"tool {name!r} is not on the tool allow-list {self.allow!r}; "
+                "ask the workflow builder to add it to the allow-list"
+            )
         return None
 
     def apply(self, tools: Iterable[MCPTool]) -> tuple[list[MCPTool], list[str]]:
@@ -120,13 +125,21 @@ class ToolPolicy:
         return allowed, notes
 
     def offer(self, tools: Iterable[MCPTool]) -> ToolOffer:
-        """What a model may be offered: the tools the policy allows that can run here, and why the others are not."""
+        """What a model may be offered: the tools the policy allows that can run here, and why the others are not.
+        A reason names the tool's server when tools of several servers share its name, so that each line says
+        something of its own."""
+        tools = list(tools)
+        servers: dict[str, set[ServerSpec]] = {}
+        for tool in tools:
+            servers.setdefault(tool.name, set()).add(tool.server)
         offered: list[MCPTool] = []
         left_out: list[str] = []
         for tool in tools:
             reason = task_refusal(tool) or self.check(tool)
             if reason is None:
                 offered.append(tool)
+            elif len(servers[tool.name]) > 1:
+                left_out.append(f"{reason} [server: {tool.server.display_name}]")
             else:
                 left_out.append(reason)
         return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))

@@ -1,0 +1,111 @@
+"""The command line's ``agent`` command: an LLM answers a prompt with the tools of MCP servers, tools files and
+OpenAPI documents, and the conversation and the tool-call log are printed.
+
+The tools left out by the policy reach stderr as the warnings :func:`~knime_mcp.agent.loop.run_agent` logs.
+
+    knime-mcp agent http://127.0.0.1:8000/mcp --model llama3.2 --base-url http://localhost:11434/v1 --prompt 'Hi'
+    knime-mcp agent --openapi openapi.json --model gpt-4o-mini --api-key-env OPENAI_API_KEY --prompt 'Find pet 7'
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import TYPE_CHECKING, TextIO
+
+from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.cli.catalog import print_json
+from knime_mcp.cli.policy_options import add_policy_options, tool_policy
+from knime_mcp.cli.servers import SignInPrompt, server_spec
+from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
+from knime_mcp.config import demo_server_spec
+from knime_mcp.errors import UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.agent.loop import AgentRun
+    from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["add_agent_options", "run_agent_command"]
+
+
+def add_agent_options(agent: argparse.ArgumentParser) -> None:
+    """The servers and other tool sources, the chat model, the run's limits and the tool policy."""
+    agent.add_argument(
+        "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
+    )
+    agent.add_argument("--prompt", required=True, help="the user message")
+    agent.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenAI-compatible API root")
+    agent.add_argument("--model", required=True, help="the model's name on that server")
+    agent.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    agent.add_argument("--system", help="the system message (default: a short helpful-assistant one)")
+    agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    agent.add_argument("--max-tokens", type=int, help="most tokens per reply (default: the server's)")
+    agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
+    agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
+    agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
+    agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
+    agent.add_argument("--format", choices=["text", "json"], default="text")
+    agent.add_argument(
+        "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
+    )
+    add_tool_source_options(agent, base_url="--openapi-base-url")
+    add_policy_options(agent, "block")
+
+
+def run_agent_command(
+    args: argparse.Namespace, command: list[str], out: TextIO, err: TextIO, show: SignInPrompt
+) -> int:
+    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
+    from knime_mcp.config import ServerRequestPolicy
+    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.provider import list_server_tools
+
+    targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
+    targets += [command] if command else []
+    if args.name and len(targets) > 1:
+        raise UsageError("--name names a single server; leave it out with several servers.")
+    files = ToolSource(args, [], err) if args.tools or args.openapi else None
+    specs = [server_spec(words, args) for words in targets] or ([] if files else [demo_server_spec()])
+    model = ChatModelConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout=args.request_timeout,
+    )
+    api_key = resolve_api_key(model)
+    config = AgentConfig(
+        iteration_limit=DEFAULT_ITERATION_LIMIT if args.iteration_limit is None else args.iteration_limit,
+        on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
+        errors="column",
+        max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
+        policy=tool_policy(args),
+        trust_all_servers=args.trust_all_servers,
+        server_requests=ServerRequestPolicy(elicitation=args.elicitation),
+        resources=args.resources,
+    )
+
+    async def agent() -> AgentRun:
+        tools: list[MCPTool] = []
+        for spec in specs:
+            tools += (await list_server_tools(spec, show_sign_in=show)).tools
+        if files is not None:
+            tools += await files.file_tools()
+        system = {} if args.system is None else {"system_message": args.system}
+        chat = build_chat_model(model, api_key)
+        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system)
+
+    result = run_sync(agent)
+    if args.format == "json":
+        rows = result.conversation.rows(error_column=True)
+        log = [entry.to_dict() for entry in result.log]
+        print_json({"conversation": rows, "tool_calls": log}, out)
+    else:
+        from knime_mcp.cli.render import render_agent_run
+
+        out.write(render_agent_run(result))
+    if result.failure is not None:
+        raise result.failure
+    return 0

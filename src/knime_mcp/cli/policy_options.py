@@ -1,0 +1,56 @@
+"""The command line's tool policy options (``--allow``, ``--deny``, ``--destructive``, ``--unannotated-destructive``)
+of ``tools``, ``http-tools`` and ``agent``, and the check of every regular expression a command takes."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import TYPE_CHECKING
+
+from knime_mcp.errors import UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.tools.policy import ToolPolicy
+
+__all__ = ["add_policy_options", "check_patterns", "tool_policy"]
+
+
+def add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
+    group = parser.add_argument_group("tool policy")
+    group.add_argument("--allow", help="only tools whose whole name matches this regex (anchored at both ends)")
+    group.add_argument("--deny", help="never tools whose name contains a match of this regex")
+    group.add_argument(
+        "--destructive",
+        choices=["allow", "block", "read-only"],
+        default=destructive,
+        help=f"tools annotated destructive: allowed, blocked, or only read-only tools (default: {destructive})",
+    )
+    group.add_argument(
+        "--unannotated-destructive",
+        action="store_true",
+        help="count tools without MCP annotations as destructive, as the MCP spec does (default: offer them and "
+        "name them in a warning)",
+    )
+
+
+def tool_policy(args: argparse.Namespace) -> ToolPolicy:
+    from knime_mcp.tools.policy import ToolPolicy
+
+    return ToolPolicy(
+        allow=args.allow,
+        deny=args.deny,
+        destructive=args.destructive.replace("-", "_"),
+        unannotated_destructive=args.unannotated_destructive,
+    )
+
+
+def check_patterns(args: argparse.Namespace) -> None:
+    """A regex that does not compile is the command line's fault: say so before connecting."""
+    for option in ("include", "exclude", "allow", "deny"):
+        pattern = getattr(args, option, None)
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"--{option} {pattern!r} is not a valid regular expression: {exc}.") from exc

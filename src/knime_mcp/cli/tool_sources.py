@@ -1,0 +1,179 @@
+"""Where ``call``, ``call-table`` and ``agent`` find their tools: an MCP server, a tools file (``--tools FILE``) or an
+OpenAPI document (``--openapi SOURCE``); MCP and HTTP tools are then called alike, through the dispatcher and the
+run's :class:`~knime_mcp.mcp.pool.ClientPool`, as the nodes call them.
+
+A tools file is data, as a tools table is in KNIME: it may have been written anywhere, so the server of a tool is
+used as it is only when the tool's seal fits (the file was written on this machine by ``tools`` or ``http-tools``);
+any other is checked before anything connects (README: "Servers that come from data") unless
+``--trust-all-servers``, the nodes' *Trust every server in the tools table*. An OpenAPI document named on the command
+line is chosen by a person, as ``http-tools`` takes it.
+
+    knime-mcp call --openapi http://127.0.0.1:8080/openapi.json getPet --args '{"pet_id": 7}'
+    knime-mcp http-tools openapi.yaml --format json --output tools.json
+    knime-mcp call-table --tools tools.json getPet --input pets.csv --output pets.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import TYPE_CHECKING, Any, TextIO
+
+from knime_mcp.cli.catalog import find_named
+from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, max_document_bytes
+from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
+from knime_mcp.cli.wording import print_notes
+from knime_mcp.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from knime_mcp.config import ServerSpec
+    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["ToolSource", "add_tool_source_options", "check_tool_sources", "read_tools_file"]
+
+_WRITE_ONE = "Write one with 'knime-mcp tools' or 'knime-mcp http-tools' and --format json|arrow|parquet --output FILE."
+
+
+def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str) -> None:
+    """``--tools``, ``--openapi`` and the options of the document's API; ``base_url`` names the flag of its base URL
+    (``agent`` has a ``--base-url`` of its own, the chat model's)."""
+    besides = "besides the servers, or instead of them" if parser.prog.endswith("agent") else "instead of a server"
+    group = parser.add_argument_group("tools from a file or an OpenAPI document", besides)
+    group.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a tools file (.json, .arrow or .parquet) as 'tools' and 'http-tools' write it; its servers are checked "
+        "as data unless the file was written on this machine",
+    )
+    group.add_argument(
+        "--openapi", action="append", default=[], metavar="SOURCE", help="an OpenAPI 3.0/3.1 document: URL or file"
+    )
+    group.add_argument(
+        "--trust-all-servers",
+        action="store_true",
+        help="connect to the servers of a tools file as they are, although it was not written on this machine",
+    )
+    add_api_options(parser, base_url=base_url, auth=None)
+
+
+def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
+    """The usage errors of the words alone, before anything is read; ``server``: the words name an MCP server."""
+    sources = len(args.tools) + len(args.openapi)
+    if args.command != "agent" and sources + server > 1:
+        raise UsageError(
+            f"{args.command} calls a tool of one source: give either a server, --tools FILE or --openapi SOURCE."
+        )
+    for path in args.tools:
+        if not os.path.isfile(path):
+            raise UsageError(f"The --tools file {path!r} does not exist.", hint=_WRITE_ONE)
+    if args.trust_all_servers and not args.tools:
+        raise UsageError("--trust-all-servers is for the servers of a --tools file; a server given here is trusted.")
+    if not args.openapi:
+        if args.auth in API_AUTH:
+            raise UsageError(
+                f"--auth {args.auth} goes with --openapi (an API's tools); an MCP server takes --auth "
+                f"{' or '.join(OAUTH)}."
+            )
+        given = [flag for flag, value in _api_options(args) if value is not None]
+        if given:
+            raise UsageError(f"{given[0]} goes with --openapi SOURCE.")
+    elif args.auth in OAUTH and not server:
+        raise UsageError(
+            f"--auth {args.auth} signs in to an MCP server; an API's tools send --auth {'|'.join(API_AUTH)}."
+        )
+
+
+def _api_options(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    base_url = "--openapi-base-url" if args.command == "agent" else "--base-url"
+    return [
+        (base_url, args.api_base_url),
+        ("--secret", args.secret),
+        ("--user", args.user),
+        ("--key-name", args.key_name),
+        ("--max-document-mb", args.max_document_mb),
+    ]
+
+
+class ToolSource:
+    """The tools of one command: those of the MCP server the words name (the demo server when they name none), or
+    those of its tools files and OpenAPI documents."""
+
+    def __init__(self, args: argparse.Namespace, target: list[str], err: TextIO) -> None:
+        self._args = args
+        self._err = err
+        self.from_files = bool(args.tools or args.openapi)
+        self.spec: ServerSpec | None = None if self.from_files else server_spec(target, args)
+
+    def pool(self, show: SignInPrompt, max_concurrency: int | None = None) -> ClientPool:
+        """The run's pool: it answers what servers ask as ``--elicitation`` says, and checks the servers of tools
+        that come from files unless they are sealed here or ``--trust-all-servers``."""
+        from knime_mcp.config import ServerRequestPolicy
+        from knime_mcp.mcp.pool import ClientPool
+        from knime_mcp.mcp.server_requests import ServerRequests
+
+        return ClientPool(
+            check_unsealed=self.from_files and not self._args.trust_all_servers,
+            show_sign_in=show,
+            requests=ServerRequests(ServerRequestPolicy(elicitation=self._args.elicitation)),
+            **({} if max_concurrency is None else {"max_concurrency": max_concurrency}),
+        )
+
+    async def tool(self, pool: ClientPool) -> MCPTool:
+        """The tool ``args.tool`` names; an unknown one is an error listing the others (exit code 4)."""
+        if self.spec is not None:
+            tools = await (await pool.client(self.spec)).list_tools()
+            return find_named(tools, self._args.tool, self.spec.display_name, kind="tool")
+        args = self._args
+        owner = f"The tools file {args.tools[0]!r}" if args.tools else f"The OpenAPI document {args.openapi[0]!r}"
+        return find_named(await self.file_tools(), args.tool, None, kind="tool", owner=owner)
+
+    async def file_tools(self) -> list[MCPTool]:
+        """The tools of every ``--tools`` file, then of every ``--openapi`` document (whose notes go to stderr)."""
+        from knime_mcp.config import Timeouts
+        from knime_mcp.http.listing import list_http_tools
+
+        args = self._args
+        tools = [tool for path in args.tools for tool in read_tools_file(path)]
+        auth = api_auth(args)
+        for source in args.openapi:
+            listing = await list_http_tools(
+                source,
+                base_url=args.api_base_url,
+                auth=auth,
+                timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+                max_document_bytes=max_document_bytes(args),
+            )
+            print_notes(listing.notes, self._err)
+            tools += listing.tools
+        return tools
+
+
+def read_tools_file(path: str) -> list[MCPTool]:
+    """The tools of a file ``tools`` or ``http-tools`` wrote: JSON (by its ``.json`` suffix), Parquet (``.parquet``)
+    or else an Arrow IPC file; a tool whose seal does not fit keeps its server unsealed."""
+    import pyarrow as pa
+
+    from knime_mcp.tools.arrow import tools_from_arrow
+    from knime_mcp.tools.tool_cells import TableReader
+
+    suffix = os.path.splitext(path)[1].lower()
+    try:
+        if suffix == ".json":
+            with open(path, encoding="utf-8") as file:
+                rows = json.load(file)
+            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+                raise ValueError("it is not a JSON list of tools")
+            reader = TableReader()
+            return [reader.tool(row) for row in rows]
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return tools_from_arrow(pq.read_table(path))
+        with pa.memory_map(path) as source:
+            return tools_from_arrow(pa.ipc.open_file(source).read_all())
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise ConfigError(f"Cannot read the tools file {path!r}: {exc}", hint=_WRITE_ONE) from exc

@@ -1,0 +1,37 @@
+"""Test server: a `gather` tool whose calls answer only once ``count`` of them are in flight together, so a test sees
+how many calls a client lets overlap without timing anything.
+
+Each call waits until ``count`` calls have arrived, or :data:`WAIT_SECONDS` have passed (generous, for a loaded
+machine), and answers how many had arrived by then. Runs over stdio.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+WAIT_SECONDS = 30
+"""Under the client's call timeout (60 s), so a client that holds calls back sees how many overlapped."""
+
+server = MCPServer("gathering-test-server", log_level="WARNING")
+_calls: dict[str, anyio.Event] = {}
+"""One event per call that arrived, set when ``count`` have."""
+
+
+@server.tool()
+async def gather(count: Annotated[int, Field(ge=1, description="How many calls to wait for.")]) -> str:
+    """Answer once ``count`` calls are in flight together: 'together: N'."""
+    here = _calls.setdefault(f"call {len(_calls)}", anyio.Event())
+    if len(_calls) >= count:
+        for event in _calls.values():
+            event.set()
+    with anyio.move_on_after(WAIT_SECONDS):
+        await here.wait()
+    return f"together: {len(_calls)}"
+
+
+if __name__ == "__main__":
+    anyio.run(server.run_stdio_async)
