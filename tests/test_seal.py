@@ -141,3 +141,16 @@ def test_a_tool_sealed_by_an_earlier_version_still_fits(own_key: Path) -> None:
     cell = {**json.loads(tool.to_json()), "seal": earlier}
 
     assert is_sealed_here(MCPTool.from_dict(cell).server)
+
+
+def test_a_tool_seal_is_the_hmac_of_its_facts_with_a_key_longer_than_a_block(own_key: Path) -> None:
+    """The seal is HMAC-SHA256 as ``hmac`` computes it, whatever the key's length (the file may hold a long one)."""
+    own_key.parent.mkdir(parents=True)
+    own_key.write_text(os.urandom(100).hex())
+    tool = make_tool("lookup", server=seal_spec(SPEC))
+    hints = [False, True, False, True, False]
+    facts = json.dumps([tool.name, tool.tool_name, hints, "forbidden"], separators=(",", ":"))
+    message = f"tool\n{tool.server.identity}\n{facts}".encode()
+
+    expected = hmac.new(bytes.fromhex(own_key.read_text()), message, hashlib.sha256).hexdigest()
+    assert json.loads(tool.to_json())["seal"] == expected

@@ -1,6 +1,7 @@
 """Test server: a webhook receiver that records each payload it gets, for a test to read back.
 
-`POST /hooks/{name}` stores the JSON body, the request's headers and its query under `name` and answers 200 `{"received": n}`;
+`POST /hooks/{name}` stores the JSON body, the request's headers and its query under `name` and answers 200
+`{"received": n}`;
 `GET /received/{name}` answers the list of `{"payload": …, "headers": {…}, "query": {…}}` stored so far.
 
 Prints `webhook receiver listening on http://127.0.0.1:PORT`.

@@ -16,7 +16,8 @@ server no longer lists are no longer offered. A tool is new when the server's pr
 table may hold only some of a server's tools (the person chose them in the provider), so a server that may change its
 tools is listed as its session opens, before the run's first call reaches it, and the tools the table left out stay
 out; a server listed for the first time only later (it never declared ``tools.listChanged`` but notifies anyway) gets
-no new tool from that first listing, as none can be told from the ones the table left out. A listed tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
+no new tool from that first listing, as none can be told from the ones the table left out. A listed tool that
+cannot be a tool (no name) is left out with a warning, and the rest are followed.
 
     watch = ToolWatch(pool, policy)      # lists a server that may change its tools as its session opens
     tools, changes = await watch.follow(tools, called={tool.server})

@@ -34,12 +34,12 @@ import anyio
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
-from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 from knime_mcp.columns import ColumnKind, arrow_type
 from knime_mcp.errors import McpToolError, ToolCallError, scrub
 from knime_mcp.redaction import redact, redact_text
 from knime_mcp.tools.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool
+from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.tools.names import ToolNameMap
 from knime_mcp.tools.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from knime_mcp.tools.tool import MCPTool

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, assert_never
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from knime_mcp.agent.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
-from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.caller.arguments import json_object, row_label
 from knime_mcp.caller.input_batches import InputBatches
 from knime_mcp.caller.table import OnError
@@ -34,6 +33,7 @@ from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import ConfigError, ToolError
 from knime_mcp.mcp.session import server_client
 from knime_mcp.mcp.sync import ProgressCallback, run_sync
+from knime_mcp.tools.fences import between_fences, new_fence
 from knime_mcp.tools.results import AudioPart, ContentPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
 
 if TYPE_CHECKING:

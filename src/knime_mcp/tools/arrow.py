@@ -28,7 +28,7 @@ from pydantic_core import from_json
 from knime_mcp.errors import ConfigError
 from knime_mcp.http.operation import HttpOperation
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
-from knime_mcp.tools.tool_cells import TableReader, ToolWriter, schema_texts, tool_cell
+from knime_mcp.tools.tool_cells import TableReader, TableServer, ToolWriter, tool_cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -343,10 +343,8 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
     writer = ToolWriter()
     rows = []
     for tool in tools:
-        server, sealer = writer.server(tool.server)
-        texts = schema_texts(tool)
+        texts, server, seal = writer.parts(tool)
         hints = tool.annotations
-        seal = sealer(tool.policy_facts)
         readable = (
             tool.name, tool.title, tool.description, texts[0], texts[2],
             hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
@@ -418,6 +416,7 @@ class _RowDecoder:
     def __init__(self) -> None:
         self._reader = TableReader()
         self._annotations: dict[tuple[bool, ...], ToolAnnotations] = {}
+        self._server: tuple[str, TableServer] | None = None
 
     def __call__(
         self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
@@ -426,23 +425,27 @@ class _RowDecoder:
     ) -> MCPTool:  # fmt: skip
         flags = (read_only, destructive, idempotent, open_world, annotated is not False)
         hints = self._annotations.get(flags) or self._hints(flags)
-        servers = self._reader.read(server)
+        if self._server is None or self._server[0] != server:  # the rows come in runs of one server
+            self._server = (server, self._reader.read(server))
+        servers = self._server[1]
         task_support = task_support or "forbidden"
         http = None if http_text is None else HttpOperation.from_dict(from_json(http_text))
         input_schema = from_json(input_text)
-        return MCPTool.read(
-            name=name,
-            tool_name=tool_name,
-            title=title,
-            description=description,
-            input_schema=input_schema,
-            parameter_schema=input_schema if parameter_text == input_text else from_json(parameter_text),
-            output_schema=None if output_text is None else from_json(output_text),
-            annotations=hints,
-            server=self._reader.fitting(servers, name, tool_name, hints, task_support, http, seal),
-            notes=tuple(notes),
-            task_support=task_support,
-            http=http,
+        return MCPTool.from_fields(
+            {
+                "name": name,
+                "tool_name": tool_name,
+                "title": title,
+                "description": description,
+                "input_schema": input_schema,
+                "parameter_schema": input_schema if parameter_text == input_text else from_json(parameter_text),
+                "output_schema": None if output_text is None else from_json(output_text),
+                "annotations": hints,
+                "server": self._reader.fitting(servers, name, tool_name, hints, task_support, http, seal),
+                "notes": tuple(notes),
+                "task_support": task_support,
+                "http": http,
+            }
         )
 
     def _hints(self, flags: tuple[Any, ...]) -> ToolAnnotations:

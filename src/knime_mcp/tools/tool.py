@@ -180,8 +180,14 @@ class MCPTool:
         constructor's (:meth:`__post_init__`); without every field, this is the constructor."""
         if values.keys() != _FIELD_NAMES:
             return cls(**values)
+        return cls.from_fields(values)  # a new dict, the call's own
+
+    @classmethod
+    def from_fields(cls, values: dict[str, Any]) -> MCPTool:
+        """:meth:`read` of a dict holding every field, made for this tool alone: it becomes the tool's
+        ``__dict__``."""
         tool = object.__new__(cls)
-        object.__setattr__(tool, "__dict__", values)  # a new dict, the call's own
+        object.__setattr__(tool, "__dict__", values)
         tool.__post_init__()
         return tool
 
@@ -217,18 +223,21 @@ class MCPTool:
     def from_sdk(cls, tool: mcp_types.Tool, server: ServerSpec) -> MCPTool:
         title = tool.title or (tool.annotations.title if tool.annotations else None)
         task_support = (tool.execution.task_support if tool.execution else None) or "forbidden"
-        return cls(
-            name=tool.name,
-            tool_name=tool.name,
-            title=title,
-            description=tool.description or "",
-            input_schema=tool.input_schema,
-            parameter_schema=tool.input_schema,
-            output_schema=tool.output_schema,
-            annotations=ToolAnnotations.from_sdk(tool.annotations),
-            server=server,
-            notes=(TASK_REQUIRED_NOTE,) if task_support == "required" else (),
-            task_support=task_support,
+        return cls.from_fields(
+            {
+                "name": tool.name,
+                "tool_name": tool.name,
+                "title": title,
+                "description": tool.description or "",
+                "input_schema": tool.input_schema,
+                "parameter_schema": tool.input_schema,
+                "output_schema": tool.output_schema,
+                "annotations": ToolAnnotations.from_sdk(tool.annotations),
+                "server": server,
+                "notes": (TASK_REQUIRED_NOTE,) if task_support == "required" else (),
+                "task_support": task_support,
+                "http": None,
+            }
         )
 
     def with_changes(self, **changes: Any) -> MCPTool:

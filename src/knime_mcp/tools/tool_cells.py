@@ -50,6 +50,8 @@ class TableReader:
         self._last: tuple[object, TableServer] | None = None
         self._hints: dict[tuple[tuple[str, Any], ...], ToolAnnotations] = {}
         self._texts: dict[str, Any] = {}
+        self._hint_texts: dict[str, ToolAnnotations] = {}
+        self._server_text: tuple[str, TableServer] | None = None
 
     def read(self, text: str) -> TableServer:
         """The server whose JSON a table holds as ``text``."""
@@ -104,14 +106,15 @@ class TableReader:
         parts = self._parts(text) if isinstance(text, str) else None
         if parts is None:
             return self.tool(from_json(text))
-        data, hints, server = parts
-        return self._made(data, self.server(server), self.annotations(hints or {}))
+        data, hints_text, server_text = parts
+        return self._made(data, self._server_of(server_text), self._hints_of(hints_text))
 
-    def _parts(self, text: str) -> tuple[dict[str, Any], Any, Any] | None:
-        """The cell's fields but the hints and server, its hints and its server; None if the cell is not in the
-        writer's layout. The text between the markers is taken for a field's only where it parses as one whole
-        JSON value and the head parses back to the same text: then the cell reads as the fields it was cut into."""
-        cut = _cut(text)
+    def _parts(self, text: str) -> tuple[dict[str, Any], str, str] | None:
+        """The cell's fields but the hints and server, and the text of its hints and of its server; None if the
+        cell is not in the writer's layout. The text between the markers is taken for a field's only where it
+        parses as one whole JSON value and the head parses back to the same text: then the cell reads as the
+        fields it was cut into."""
+        cut = _cut(text, "" if self._server_text is None else self._server_text[0])
         if cut is None:
             return None
         head, (input_text, parameter_text, output_text, hints_text, server_text), tail = cut
@@ -123,7 +126,10 @@ class TableReader:
             data["input_schema"] = input_schema
             data["parameter_schema"] = input_schema if parameter_text == input_text else from_json(parameter_text)
             data["output_schema"] = from_json(output_text)
-            return data, self._shared(hints_text), self._shared(server_text)
+            self._shared(hints_text)
+            if self._server_text is None or self._server_text[0] != server_text:
+                self._shared(server_text)
+            return data, hints_text, server_text
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
@@ -133,24 +139,41 @@ class TableReader:
             self._texts[text] = from_json(text)
         return self._texts[text]
 
+    def _server_of(self, text: str) -> TableServer:
+        """The server of a cell's server text (parsed by :meth:`_parts`); compared with the previous row's first,
+        as the rows of a table come in runs of one server."""
+        if self._server_text is None or self._server_text[0] != text:
+            self._server_text = (text, self.server(self._texts[text]))
+        return self._server_text[1]
+
+    def _hints_of(self, text: str) -> ToolAnnotations:
+        """The hints of a cell's hints text (parsed by :meth:`_parts`)."""
+        try:
+            return self._hint_texts[text]
+        except KeyError:
+            hints = self._hint_texts[text] = self.annotations(self._texts[text] or {})
+            return hints
+
     def _made(self, data: Mapping[str, Any], server: TableServer, hints: ToolAnnotations) -> MCPTool:
         name, tool_name = data["name"], data["tool_name"]
         task_support = data.get("task_support") or "forbidden"
         http = None if data.get("http") is None else HttpOperation.from_dict(data["http"])
         seal = data.get("seal")
-        tool = MCPTool.read(
-            name=name,
-            tool_name=tool_name,
-            title=data.get("title"),
-            description=data.get("description") or "",
-            input_schema=data.get("input_schema") or {},
-            parameter_schema=data.get("parameter_schema") or {},
-            output_schema=data.get("output_schema"),
-            annotations=hints,
-            server=self.fitting(server, name, tool_name, hints, task_support, http, seal),
-            notes=tuple(data.get("notes") or ()),
-            task_support=task_support,
-            http=http,
+        tool = MCPTool.from_fields(
+            {
+                "name": name,
+                "tool_name": tool_name,
+                "title": data.get("title"),
+                "description": data.get("description") or "",
+                "input_schema": data.get("input_schema") or {},
+                "parameter_schema": data.get("parameter_schema") or {},
+                "output_schema": data.get("output_schema"),
+                "annotations": hints,
+                "server": self.fitting(server, name, tool_name, hints, task_support, http, seal),
+                "notes": tuple(data.get("notes") or ()),
+                "task_support": task_support,
+                "http": http,
+            }
         )
         if seal is not None and not isinstance(seal, str):
             raise ConfigError(f"The seal of tool {tool.name!r} is not text.")
@@ -164,9 +187,12 @@ _INPUT, _PARAMETERS, _OUTPUT, _HINTS, _SERVER = (f',"{key}":' for key in _CUT_KE
 _NOTES = ',"notes":'
 
 
-def _cut(text: str) -> tuple[str, list[str], str] | None:
+def _cut(text: str, server: str = "") -> tuple[str, list[str], str] | None:
     """The cell cut at the markers of :data:`_CUT_KEYS` and of the notes: the text before them, the text of each
-    of those fields, and the text after; None without them in order. Written out, as it runs for every row."""
+    of those fields, and the text after; None without them in order. Written out, as it runs for every row.
+
+    ``server``: the previous row's server text, which parsed as one whole value; where this row's server text is
+    the same, followed by the notes' marker, it is compared rather than searched (a third of a cell or more)."""
     # Each search starts where the one before found its marker; once one finds none (-1), the rest search the
     # last character only and find none either.
     i = text.find(_INPUT)
@@ -174,15 +200,20 @@ def _cut(text: str) -> tuple[str, list[str], str] | None:
     o = text.find(_OUTPUT, p)
     a = text.find(_HINTS, o)
     s = text.find(_SERVER, a)
-    n = text.find(_NOTES, s)
-    if n < 0:
-        return None
+    start = s + len(_SERVER)
+    if s >= 0 and server and text.startswith(server, start) and text.startswith(_NOTES, start + len(server)):
+        n = start + len(server)
+    else:
+        n = text.find(_NOTES, s)
+        if n < 0:
+            return None
+        server = text[start:n]
     values = [
         text[i + len(_INPUT) : p],
         text[p + len(_PARAMETERS) : o],
         text[o + len(_OUTPUT) : a],
         text[a + len(_HINTS) : s],
-        text[s + len(_SERVER) : n],
+        server,
     ]
     return text[:i], values, text[n:]
 
@@ -202,18 +233,27 @@ class ToolWriter:
 
     def __init__(self) -> None:
         self._servers: dict[int, tuple[ServerSpec, str, Callable[[str], str | None]]] = {}
+        self._last: tuple[ServerSpec, str, Callable[[str], str | None]] | None = None
 
     def server(self, spec: ServerSpec) -> tuple[str, Callable[[str], str | None]]:
         """The server as a table holds it (:func:`server_to_table_json`), and the sealer of its tools."""
-        known = self._servers.get(id(spec))
-        if known is None:
-            known = self._servers[id(spec)] = (spec, server_to_table_json(spec), tool_sealer(spec))
+        known = self._last
+        if known is None or known[0] is not spec:  # the tools of a listing come in runs of one server
+            known = self._servers.get(id(spec))
+            if known is None:
+                known = self._servers[id(spec)] = (spec, server_to_table_json(spec), tool_sealer(spec))
+            self._last = known
         return known[1], known[2]
+
+    def parts(self, tool: MCPTool) -> tuple[tuple[str, str, str | None, str | None], str, str | None]:
+        """What a table holds of ``tool`` besides its own fields: its schema texts (:func:`schema_texts`), its
+        server's JSON and its seal."""
+        server, sealer = self.server(tool.server)
+        return schema_texts(tool), server, sealer(tool.policy_facts)
 
     def cell(self, tool: MCPTool) -> str:
         """:meth:`MCPTool.to_dict` as JSON, put together from parts serialised once."""
-        server, sealer = self.server(tool.server)
-        return tool_cell(tool, schema_texts(tool), server, sealer(tool.policy_facts))
+        return tool_cell(tool, *self.parts(tool))
 
 
 def tool_cell(tool: MCPTool, texts: tuple[str, str, str | None, str | None], server: str, seal: str | None) -> str:
