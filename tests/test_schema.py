@@ -10,12 +10,8 @@ from typing import Any
 import pytest
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.tools.schema import (
-    MAX_OFFERED_DEPTH,
-    apply_schema_mode,
-    shape_schemas,
-    validate_arguments,
-)
+from knime_mcp.tools.argument_validation import validate_arguments
+from knime_mcp.tools.schema import MAX_OFFERED_DEPTH, apply_schema_mode, shape_schemas
 from tool_factory import ENTITIES_SCHEMA, make_tool, object_schema
 
 PYDANTIC_SCHEMA: dict[str, Any] = {
@@ -178,7 +174,7 @@ def test_unknown_schema_mode_is_a_config_error_listing_the_modes() -> None:
 
 
 def test_schema_module_does_not_import_jsonschema_until_arguments_are_validated() -> None:
-    code = "import sys, knime_mcp.tools.schema; print('jsonschema' in sys.modules)"
+    code = "import sys, knime_mcp.tools.argument_validation; print('jsonschema' in sys.modules)"
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
@@ -476,9 +472,9 @@ def test_a_pattern_that_takes_too_long_makes_the_arguments_invalid_saying_so(
     schema: dict[str, Any], arguments: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a pattern that backtracks without bound, and a time limit far below what it needs on a 31-letter key
-    import knime_mcp.tools.schema
+    import knime_mcp.tools.argument_validation
 
-    monkeypatch.setattr(knime_mcp.tools.schema, "PATTERN_TIMEOUT", 0.001)
+    monkeypatch.setattr(knime_mcp.tools.argument_validation, "PATTERN_TIMEOUT", 0.001)
     # When arguments it must check are validated
     problems = validate_arguments(make_tool(input_schema=schema), arguments)
     # Then that is the one problem, naming the pattern and the value

@@ -172,7 +172,7 @@ def read_tools_file(path: str) -> list[MCPTool]:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            return tools_from_arrow(pq.read_table(path))
+            return tools_from_arrow(pq.read_table(path, use_threads=False))  # apache/arrow#34314: see README
         with pa.memory_map(path) as source:
             return tools_from_arrow(pa.ipc.open_file(source).read_all())
     except (OSError, ValueError, pa.ArrowException) as exc:

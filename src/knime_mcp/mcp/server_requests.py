@@ -1,8 +1,8 @@
 """What MCP servers send and ask the client during a session, answered by the run's policy.
 
-Layer: core, used by :mod:`knime_mcp.mcp.client`, which hands :meth:`SessionRequests.client_options` to ``mcp.Client``
-(the SDK speaks the protocol: requests to the client on the older protocol, input-required rounds of a tool call on
-the 2026-07-28 one, answered by the same callbacks). A workflow usually runs without a person, so:
+Layer: core, used by :mod:`knime_mcp.mcp.session_keeper`, which hands :meth:`SessionRequests.client_options` to
+``mcp.Client`` (the SDK speaks the protocol: requests to the client on the older protocol, input-required rounds of a
+tool call on the 2026-07-28 one, answered by the same callbacks). A workflow usually runs without a person, so:
 
 - sampling (``sampling/createMessage``) is answered by the run's chat model only when the run allows it, within
   :class:`~knime_mcp.config.SamplingLimits` (answer tokens, requests per run, prompt bytes), and declined with an

@@ -33,9 +33,9 @@ from knime_mcp.errors import (
 from knime_mcp.http.call import BusyResponse, http_retry_safe
 from knime_mcp.mcp.server_requests import progress_text
 from knime_mcp.redaction import redact
+from knime_mcp.tools.argument_validation import validate_arguments
 from knime_mcp.tools.policy import ToolPolicy, task_refusal
 from knime_mcp.tools.results import ToolResult
-from knime_mcp.tools.schema import validate_arguments
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:

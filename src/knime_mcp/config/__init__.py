@@ -1,0 +1,77 @@
+"""How to reach a server and how long to wait: the configuration values every layer shares, and their secrets.
+
+The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mcp.http`) and above only
+:mod:`knime_mcp.errors` and :mod:`knime_mcp.redaction`. Import from here; the modules, bottom to top:
+
+- :mod:`~knime_mcp.config.references`: how a setting names a secret (``${VAR}``), and spotting one written out;
+- :mod:`~knime_mcp.config.limits`: :class:`Timeouts`, and what servers may ask of a run (:class:`ServerRequestPolicy`);
+- :mod:`~knime_mcp.config.spec`: :class:`ServerSpec` and :class:`AuthRef`, frozen, checked as they are made, and
+  round-tripping through JSON without ever holding a secret;
+- :mod:`~knime_mcp.config.resolve`: the references resolved to their values at connect time, and only there.
+
+    spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
+    ServerSpec.from_json(spec.to_json()) == spec
+"""
+
+from __future__ import annotations
+
+from knime_mcp.config.limits import (
+    DEFAULT_SERVER_REQUESTS,
+    DEFAULT_TIMEOUTS,
+    ElicitationMode,
+    SamplingLimits,
+    ServerRequestPolicy,
+    Timeouts,
+)
+from knime_mcp.config.references import ENV_REF, literal_secret_env, literal_secret_headers, literal_secret_query
+from knime_mcp.config.resolve import (
+    CredentialLookup,
+    expand_env,
+    header_value_problem,
+    resolve_env,
+    resolve_headers,
+    resolve_query,
+    resolve_secret,
+    resolve_target,
+    resolved_secrets,
+)
+from knime_mcp.config.spec import (
+    DEMO_SERVER,
+    OAUTH_KINDS,
+    AuthKind,
+    AuthRef,
+    Handshake,
+    ServerSpec,
+    TransportKind,
+    demo_server_spec,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUTS",
+    "DEFAULT_SERVER_REQUESTS",
+    "DEMO_SERVER",
+    "AuthKind",
+    "ElicitationMode",
+    "Handshake",
+    "AuthRef",
+    "CredentialLookup",
+    "SamplingLimits",
+    "ServerRequestPolicy",
+    "ServerSpec",
+    "Timeouts",
+    "TransportKind",
+    "ENV_REF",
+    "OAUTH_KINDS",
+    "demo_server_spec",
+    "expand_env",
+    "header_value_problem",
+    "literal_secret_env",
+    "literal_secret_headers",
+    "literal_secret_query",
+    "resolve_env",
+    "resolve_headers",
+    "resolve_query",
+    "resolve_secret",
+    "resolve_target",
+    "resolved_secrets",
+]

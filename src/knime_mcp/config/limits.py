@@ -1,0 +1,83 @@
+"""How long a run waits, and how much of it servers may ask for: values every server and run shares.
+
+Frozen, keyword-only values beside :class:`~knime_mcp.config.spec.ServerSpec` (which holds its :class:`Timeouts`),
+with named defaults; :mod:`knime_mcp.mcp.server_requests` applies the :class:`ServerRequestPolicy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from knime_mcp.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_SERVER_REQUESTS",
+    "DEFAULT_TIMEOUTS",
+    "ElicitationMode",
+    "SamplingLimits",
+    "ServerRequestPolicy",
+    "Timeouts",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Timeouts:
+    """Seconds to wait; one object shared by the nodes, the CLI and the tests."""
+
+    connect: float = 30.0
+    """For opening the transport and the MCP handshake."""
+
+    call: float = 60.0
+    """For one tool call or listing page; a call past it is cancelled on the server too."""
+
+    def __post_init__(self) -> None:
+        if self.connect <= 0 or self.call <= 0:
+            raise ConfigError("Timeouts must be positive numbers of seconds.")
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+ElicitationMode = Literal["decline", "defaults"]
+"""How a form a tool asks for is answered while nobody watches: declined, or filled in with the defaults of its
+schema when every field has one (else declined)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingLimits:
+    """How much of the run's chat model servers may use (``sampling/createMessage``): each request costs tokens."""
+
+    max_tokens: int = 1000
+    """Tokens one answer may have at most; a request asking for more gets this many."""
+
+    max_requests: int = 10
+    """Requests answered per run, across all servers; later ones are declined."""
+
+    max_prompt_bytes: int = 100_000
+    """UTF-8 bytes of a request's prompt (system prompt and messages), about 25,000 tokens; a larger request is
+    declined: the server, not the workflow, chose its size, and the model is paid by the token."""
+
+    def __post_init__(self) -> None:
+        if min(self.max_tokens, self.max_requests, self.max_prompt_bytes) < 1:
+            raise ConfigError(
+                "The sampling limits (tokens per answer, requests per run, bytes per prompt) must be at least 1."
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerRequestPolicy:
+    """How a run answers what servers ask of the client while a tool runs (see :mod:`knime_mcp.mcp.server_requests`)."""
+
+    elicitation: ElicitationMode = "decline"
+
+    sampling: SamplingLimits | None = None
+    """Answer sampling requests with the run's chat model within these limits; None: decline them."""
+
+    def __post_init__(self) -> None:
+        if self.elicitation not in get_args(ElicitationMode):
+            raise ConfigError(
+                f"Unknown elicitation mode {self.elicitation!r}; use one of {', '.join(get_args(ElicitationMode))}."
+            )
+
+
+DEFAULT_SERVER_REQUESTS = ServerRequestPolicy()
