@@ -70,7 +70,7 @@ def test_by_default_the_real_legs_run_on_master_and_on_the_release_pixi_targets(
 ) -> None:
     monkeypatch.delenv(run.SOURCES_ENV, raising=False)
     shared = Path(run.__file__).resolve().parents[2] / "shared"
-    assert sources_dirs() == [shared / "knime-python", shared / "knime-python-5.5.3"]
+    assert sources_dirs() == [(shared / "knime-python").resolve(), (shared / "knime-python-5.5.3").resolve()]
     assert '"5.5.*"' in (Path(run.__file__).resolve().parents[1] / "pixi.toml").read_text()
 
 
