@@ -22,10 +22,10 @@ import mcp_types
 from _rounds import Rounds, interleave, timed
 from mcp_types import jsonrpc_message_adapter
 
+from knime_mcp.calls.listing import ToolListing, shape_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow, tools_to_table
-from knime_mcp.tools.provider import ToolListing, shape_tools
 from knime_mcp.tools.tool import MCPTool
 
 

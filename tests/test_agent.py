@@ -21,15 +21,15 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
-from knime_mcp.agent.conversation import ERROR, messages_from_rows
 from knime_mcp.agent.loop import FINAL_ANSWER_PROMPT, AgentConfig, AgentRun, run_agent
 from knime_mcp.agent.toolset import WORKFLOW_EXECUTION_HINTS, workflow_tools
+from knime_mcp.calls.dispatch import LocalTool
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec
+from knime_mcp.conversation import ERROR, messages_from_rows
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, ToolCallError
 from knime_mcp.mcp.sync import CallerThread, run_sync
-from knime_mcp.tools.dispatch import LocalTool
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.results import ImagePart, TextPart, ToolResult
 from knime_mcp.tools.tool import MCPTool
 from scripted_model import ScriptedChatModel, calls, scripted

@@ -21,10 +21,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from knime_mcp.agent.data import Column, DataRepository
 from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, port_columns, workflow_tools
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ToolCallError
 from knime_mcp.mcp.sync import CallerThread, run_sync
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.records import records_table
 from knime_mcp.tools.tool import MCPTool
 from scripted_model import ScriptedChatModel, calls, scripted

@@ -15,10 +15,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from cli_runs import run_cli
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.tools.policy import ToolPolicy
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool
 from knime_mcp.tools.truncate import MIN_LIMIT_BYTES
 from scripted_model import ScriptedChatModel, calls, scripted

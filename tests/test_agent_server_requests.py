@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage
 
 from cli_runs import run_cli as _cli
 from fixtures.python_servers import SERVERS_DIR
+from knime_mcp.agent.call_log import TOOLS_CHANGED
 from knime_mcp.agent.loop import AgentConfig
-from knime_mcp.agent.toolset import TOOLS_CHANGED
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy, ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool
 from scripted_model import calls, offered, run_scripted, scripted, tool_texts
 

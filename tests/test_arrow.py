@@ -18,7 +18,6 @@ from knime_mcp.tools.arrow import (
     COLUMNS,
     EXTENSION_NAME,
     MCPToolType,
-    _py_values,
     register_mcp_tool_type,
     tools_from_arrow,
     tools_from_frame,
@@ -28,6 +27,7 @@ from knime_mcp.tools.arrow import (
     write_tools,
 )
 from knime_mcp.tools.schema import apply_schema_mode
+from knime_mcp.tools.table_reading import _py_values
 from knime_mcp.tools.tool import MCPTool
 from tool_factory import ENTITIES_SCHEMA, make_tool, realistic_tools
 

@@ -21,6 +21,8 @@ import pytest
 from fixtures.fault_servers import fault_url
 from fixtures.python_servers import SERVERS_DIR, running_server
 from knime_mcp.caller.table import CallerOptions, call_table, call_table_sync
+from knime_mcp.calls.dispatch import RetryPolicy
+from knime_mcp.calls.pool import ClientPool
 from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import (
@@ -31,10 +33,8 @@ from knime_mcp.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
-from knime_mcp.mcp.pool import ClientPool
 from knime_mcp.mcp.sync import SyncMcpClient
 from knime_mcp.seal import seal_spec
-from knime_mcp.tools.dispatch import RetryPolicy
 from knime_mcp.tools.tool import MCPTool
 
 RESULTS = ["Result", "Structured result", "Image", "Other content", "Is error", "Error", "Duration (ms)"]
@@ -386,10 +386,10 @@ def test_a_tool_not_sealed_here_is_refused_before_any_row_unless_all_servers_are
     import dataclasses
 
     from knime_mcp.caller.table import CallerOptions, call_table_sync
+    from knime_mcp.calls.listing import list_server_tools
     from knime_mcp.config import ServerSpec
     from knime_mcp.errors import ConfigError
     from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.provider import list_server_tools
 
     echo = next(t for t in run_sync(list_server_tools, ServerSpec(target=demo_http_url)).tools if t.name == "echo")
     edited = dataclasses.replace(echo, server=dataclasses.replace(echo.server, name="renamed in a table"))

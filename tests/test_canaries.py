@@ -20,15 +20,15 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from fixtures.python_servers import SERVERS_DIR, _auth_server, running_server
-from knime_mcp.agent.conversation import TOOL_CALLS, messages_from_rows
 from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.caller.table import CallerOptions, call_table_sync
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec
+from knime_mcp.conversation import TOOL_CALLS, messages_from_rows
 from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.mcp.sync import SyncMcpClient, run_sync
 from knime_mcp.redaction import redact_text
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool
 from scripted_model import calls, scripted
 from tool_factory import make_tool

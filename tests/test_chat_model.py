@@ -8,12 +8,12 @@ import json
 import pytest
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, http_error, tool_calls
-from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
 from knime_mcp.agent.loop import AgentConfig, run_agent
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ChatModelError, ConfigError
+from knime_mcp.llm.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
 from knime_mcp.mcp.sync import run_sync
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool
 
 API_KEY = "sk-canary-77e1a0"

@@ -334,7 +334,7 @@ async def test_closing_a_stdio_client_reaps_the_server_process(demo_stdio_comman
 async def test_a_dead_server_trips_the_circuit_breaker_and_then_fails_fast() -> None:
     import socket
 
-    from knime_mcp.mcp.breaker import CircuitBreaker
+    from knime_mcp.net.breaker import CircuitBreaker
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -391,7 +391,7 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
     import sys
 
     from fixtures.python_servers import running_server
-    from knime_mcp.mcp.breaker import CircuitBreaker
+    from knime_mcp.net.breaker import CircuitBreaker
 
     command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "streamable-http"]
     with running_server(command, tmp_path_factory.mktemp("dying") / "server.log") as server:
@@ -413,8 +413,8 @@ async def test_calls_to_a_server_that_died_under_an_open_session_fail_fast_after
 async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_host_name_it_checked() -> None:
     import httpx2
 
-    from knime_mcp.mcp.transports import HttpPool, _BorrowedTransport
-    from knime_mcp.urlguard import PinnedHost
+    from knime_mcp.net.http_pool import HttpPool, _BorrowedTransport
+    from knime_mcp.net.urlguard import PinnedHost
 
     seen: list[httpx2.Request] = []
 
@@ -438,7 +438,7 @@ async def test_a_pinned_session_makes_every_request_to_the_pinned_address(fake_m
     """The handshake and the calls all reach the fake on 127.0.0.1, though the URL's name resolves nowhere."""
     from urllib.parse import urlsplit
 
-    from knime_mcp.urlguard import PinnedHost
+    from knime_mcp.net.urlguard import PinnedHost
 
     port = urlsplit(fake_misbehaving_url).port
     spec = ServerSpec(target=f"http://pinned.invalid:{port}/ok/mcp", timeouts=Timeouts(connect=10.0, call=10.0))

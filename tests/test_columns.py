@@ -9,11 +9,11 @@ from typing import get_args
 import pyarrow as pa
 import pytest
 
-from knime_mcp.agent.conversation import Conversation, conversation_columns, conversation_table
-from knime_mcp.agent.toolset import LOG_COLUMNS, log_table
+from knime_mcp.agent.call_log import LOG_COLUMNS, log_table
 from knime_mcp.caller.batches import RESULT_COLUMNS
 from knime_mcp.catalog.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS, listing_table
 from knime_mcp.columns import ColumnKind, arrow_type
+from knime_mcp.conversation import Conversation, conversation_columns, conversation_table
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from knime_mcp.agent.conversation import (
+from knime_mcp.conversation import (
     CONVERSATION_COLUMNS,
     ERROR,
     IMAGE,

@@ -17,11 +17,11 @@ import pytest
 
 from fixtures.fault_servers import fault_url
 from fixtures.fault_servers import seen as _seen
+from knime_mcp.calls.dispatch import Dispatcher, RetryPolicy
+from knime_mcp.calls.listing import list_server_tools
+from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import ServerConnectError
-from knime_mcp.mcp.pool import ClientPool
-from knime_mcp.tools.dispatch import Dispatcher, RetryPolicy
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, cap_text
 from tool_factory import make_tool
@@ -438,7 +438,7 @@ async def test_a_server_answering_500_to_every_call_is_left_alone_after_the_thre
 ) -> None:
     from fixtures.http_servers import attempts
     from knime_mcp.errors import CircuitOpenError
-    from knime_mcp.mcp.breaker import DEFAULT_BREAKER
+    from knime_mcp.net.breaker import DEFAULT_BREAKER
 
     # Given an MCP server over Streamable HTTP, or an HTTP tool's API, that answers every call with a 5xx
     if kind == "mcp":
@@ -461,7 +461,7 @@ async def test_a_server_answering_500_to_every_call_is_left_alone_after_the_thre
 
 def test_a_success_between_5xx_answers_starts_the_count_again() -> None:
     from knime_mcp.errors import ServerBusyError
-    from knime_mcp.mcp.breaker import Circuit
+    from knime_mcp.net.breaker import Circuit
 
     circuit = Circuit()
     for _ in range(2):

@@ -15,12 +15,12 @@ import pytest
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.fault_servers import fault_url
-from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model
 from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.caller.table import CallerOptions, call_table_sync
+from knime_mcp.calls.dispatch import RetryPolicy
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts
+from knime_mcp.llm.chat_model import ChatModelConfig, build_chat_model
 from knime_mcp.mcp.sync import run_sync
-from knime_mcp.tools.dispatch import RetryPolicy
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from tool_factory import make_tool
 
@@ -110,7 +110,7 @@ def test_a_server_that_dies_mid_run_leaves_every_row_with_its_error_in_column_mo
     import sys
 
     from fixtures.python_servers import running_server
-    from knime_mcp.tools.provider import list_server_tools
+    from knime_mcp.calls.listing import list_server_tools
 
     command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", "streamable-http"]
     with running_server(command, tmp_path_factory.mktemp("dies") / "server.log") as server:

@@ -18,17 +18,17 @@ from langchain_core.messages import AIMessage
 from fixtures.http_servers import attempts, received
 from knime_mcp.agent.loop import run_agent
 from knime_mcp.caller.table import CallerOptions, call_table
+from knime_mcp.calls.dispatch import CallOutcome, Dispatcher, RetryPolicy
+from knime_mcp.calls.listing import list_server_tools
+from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import AuthRef, ServerSpec, Timeouts, resolved_secrets
 from knime_mcp.demo_server import listening_socket
 from knime_mcp.errors import MASK, ConfigError
 from knime_mcp.http import BODY_ARGUMENTS, HttpOperation, HttpParameter
 from knime_mcp.http.response import MAX_ERROR_EXCERPT
-from knime_mcp.mcp.breaker import CircuitBreaker
-from knime_mcp.mcp.pool import ClientPool
 from knime_mcp.mcp.sync import SyncMcpClient, run_sync
+from knime_mcp.net.breaker import CircuitBreaker
 from knime_mcp.seal import seal_spec
-from knime_mcp.tools.dispatch import CallOutcome, Dispatcher, RetryPolicy
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from scripted_model import calls, scripted
 
@@ -438,7 +438,7 @@ def test_the_query_key_never_reaches_httpxs_request_log(
     http_api_url: str, api_key: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a process where no MCP session has opened yet (none has masked the libraries' logs), logging at INFO
-    from knime_mcp.mcp import library_logs
+    from knime_mcp.net import library_logs
 
     for logger in logging.root.manager.loggerDict.values():
         if isinstance(logger, logging.Logger) and library_logs._FILTER in logger.filters:

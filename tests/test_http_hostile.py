@@ -20,17 +20,16 @@ from typing import Any
 import anyio
 import pytest
 
+from knime_mcp.calls.dispatch import CallOutcome, Dispatcher, RetryPolicy
+from knime_mcp.calls.listing import ToolListing, list_http_tools
+from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.http import HttpOperation, HttpParameter, schemas
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
-from knime_mcp.http.listing import list_http_tools
 from knime_mcp.http.schemas import MAX_SCHEMA_VALUES
-from knime_mcp.mcp.pool import ClientPool
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.seal import is_sealed_here, seal_spec
-from knime_mcp.tools.dispatch import CallOutcome, Dispatcher, RetryPolicy
-from knime_mcp.tools.provider import ToolListing
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 SECRET_VARIABLE = "KNIME_MCP_TEST_HOSTILE_KEY"

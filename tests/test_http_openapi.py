@@ -10,17 +10,16 @@ from typing import Any
 import anyio
 import pytest
 
+from knime_mcp.calls.listing import ToolListing, list_http_tools
 from knime_mcp.config import AuthRef
 from knime_mcp.errors import ConfigError
 from knime_mcp.http import HttpOperation, HttpParameter
 from knime_mcp.http.document import load_document, parse_document
-from knime_mcp.http.listing import list_http_tools
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
 from knime_mcp.seal import is_sealed_here
 from knime_mcp.tools.argument_validation import validate_arguments
 from knime_mcp.tools.arrow import tools_from_frame, tools_to_frame
 from knime_mcp.tools.policy import ToolPolicy
-from knime_mcp.tools.provider import ToolListing
 from knime_mcp.tools.tool import MCPTool
 
 PETSTORE_OPERATIONS = [

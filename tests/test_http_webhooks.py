@@ -7,9 +7,9 @@ import json
 import anyio
 import pytest
 
+from knime_mcp.calls.listing import list_http_tools
 from knime_mcp.errors import ConfigError
 from knime_mcp.http import BODY_ARGUMENTS, HttpOperation
-from knime_mcp.http.listing import list_http_tools
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
 from knime_mcp.seal import is_sealed_here
 from knime_mcp.tools.tool import ToolAnnotations

@@ -25,10 +25,10 @@ from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.agent.loop import AgentRun, run_agent
 from knime_mcp.agent.toolset import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS
+from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec
 from knime_mcp.mcp.sync import run_sync
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool
 from knime_mcp.tools.truncate import MAX_DECODED_PIXELS, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_IMAGES_PER_RESULT
 from scripted_model import calls, scripted

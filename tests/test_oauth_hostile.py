@@ -28,7 +28,7 @@ from knime_mcp import auth as oauth
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError, ServerAuthError
 from knime_mcp.mcp.client import McpClient
-from knime_mcp.urlguard import PinnedHost, check_server
+from knime_mcp.net.urlguard import PinnedHost, check_server
 
 PUBLIC = "http://8.8.8.8/mcp"
 """A public address, which the SSRF guard lets pass: only the other checks can stop a server from data there."""

@@ -89,7 +89,7 @@ def test_knime_yml_names_an_existing_module_pixi_manifest_and_licence() -> None:
 
 def test_one_version_everywhere_the_extension_states_it() -> None:
     # KNIME's since_version compares against knime.yml; the package and the MCP handshake say the same version
-    from knime_mcp.mcp.client import _CLIENT_INFO
+    from knime_mcp.mcp.session_keeper import CLIENT_INFO as _CLIENT_INFO
 
     manifest = yaml.safe_load((ROOT / "knime.yml").read_text())
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -193,10 +193,10 @@ def test_policies_with_the_same_settings_are_equal() -> None:
 
 @pytest.mark.anyio
 async def test_the_dispatcher_never_calls_a_blocked_tool_and_tells_the_model_why(demo_http_url: str) -> None:
+    from knime_mcp.calls.dispatch import Dispatcher
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
     from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.pool import ClientPool
-    from knime_mcp.tools.dispatch import Dispatcher
 
     async with McpClient(ServerSpec(target=demo_http_url)) as client:
         delete = next(tool for tool in await client.list_tools() if tool.name == "delete_record")
@@ -226,10 +226,10 @@ async def test_a_tool_that_runs_only_as_a_task_is_noted_left_out_of_the_offer_an
 ) -> None:
     import shlex
 
+    from knime_mcp.calls.dispatch import Dispatcher
+    from knime_mcp.calls.listing import list_server_tools
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
-    from knime_mcp.mcp.pool import ClientPool
-    from knime_mcp.tools.dispatch import Dispatcher
-    from knime_mcp.tools.provider import list_server_tools
 
     listing = await list_server_tools(ServerSpec(target=shlex.join(everything_stdio_command)))
     research = next(tool for tool in listing.tools if tool.name == "simulate-research-query")

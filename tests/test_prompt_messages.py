@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp import ServerSpec
-from knime_mcp.agent.conversation import conversation_columns, messages_from_arrow
 from knime_mcp.catalog.prompt_messages import PROMPT_COLUMNS, get_prompt_sync, parse_arguments
+from knime_mcp.conversation import conversation_columns, messages_from_arrow
 from knime_mcp.errors import ConfigError, PromptError
 
 SHIFTING = ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "shifting_server.py")]), name="shifting")

@@ -398,8 +398,8 @@ async def test_simple_mode_keeps_the_sequential_thinking_tool_whose_flags_are_bo
 ) -> None:
     import shlex
 
+    from knime_mcp.calls.listing import list_server_tools
     from knime_mcp.config import ServerSpec
-    from knime_mcp.tools.provider import list_server_tools
 
     listing = await list_server_tools(
         ServerSpec(target=shlex.join(sequential_thinking_stdio_command)), schema_mode="simple"

@@ -19,15 +19,15 @@ from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.caller.convert import ConversionError, to_json
 from knime_mcp.caller.table import CallerOptions, call_table_sync
+from knime_mcp.calls.dispatch import Dispatcher
+from knime_mcp.calls.pool import ClientPool
 from knime_mcp.cli.main import main
 from knime_mcp.cli.render import render_agent_run
 from knime_mcp.config import AuthRef, ServerSpec, resolve_headers
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.client import McpClient
-from knime_mcp.mcp.pool import ClientPool
 from knime_mcp.mcp.sync import SyncMcpClient, run_sync
 from knime_mcp.redaction import redact, redact_text
-from knime_mcp.tools.dispatch import Dispatcher
 from knime_mcp.tools.tool import MCPTool
 from node_contexts import ConfigureContext
 from scripted_model import calls, scripted

@@ -21,15 +21,15 @@ import pyarrow as pa
 import pytest
 
 from knime_mcp.caller.table import CallerOptions, call_table_sync
+from knime_mcp.calls.listing import list_server_tools
+from knime_mcp.calls.pool import UNSEALED_HINT, ClientPool
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.client import McpClient
-from knime_mcp.mcp.pool import UNSEALED_HINT, ClientPool
+from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import is_sealed_here, seal_spec
 from knime_mcp.tools.arrow import TOOL_COLUMN, tools_from_arrow, tools_from_frame, tools_to_arrow, tools_to_frame
-from knime_mcp.tools.provider import list_server_tools
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
-from knime_mcp.urlguard import PinnedHost
 from tool_factory import make_tool
 
 PUBLIC = "http://8.8.8.8/mcp"

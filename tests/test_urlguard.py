@@ -12,7 +12,7 @@ import pytest
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.urlguard import PinnedHost, check_server, check_url
+from knime_mcp.net.urlguard import PinnedHost, check_server, check_url
 
 pytestmark = pytest.mark.anyio
 

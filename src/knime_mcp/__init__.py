@@ -75,9 +75,9 @@ _LOCATIONS = {
     "AgentConfig": "agent.loop",
     "AgentRun": "agent.loop",
     "run_agent": "agent.loop",
-    "ChatModelConfig": "agent.chat_model",
-    "build_chat_model": "agent.chat_model",
-    "CircuitBreaker": "mcp.breaker",
+    "ChatModelConfig": "llm.chat_model",
+    "build_chat_model": "llm.chat_model",
+    "CircuitBreaker": "net.breaker",
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
@@ -94,27 +94,27 @@ _LOCATIONS = {
     "ToolCallError": "errors",
     "ToolError": "errors",
     "ToolTimeoutError": "errors",
-    "ClientPool": "mcp.pool",
+    "ClientPool": "calls.pool",
     "McpClient": "mcp.client",
     "SyncMcpClient": "mcp.sync",
     "run_sync": "mcp.sync",
     "MCPTool": "tools.tool",
-    "MCPResource": "catalog.resources",
-    "MCPResourceTemplate": "catalog.resources",
-    "ResourceContent": "catalog.resources",
-    "fill_template": "catalog.resources",
-    "MCPPrompt": "catalog.prompts",
-    "RenderedPrompt": "catalog.prompts",
+    "MCPResource": "mcp.resources",
+    "MCPResourceTemplate": "mcp.resources",
+    "ResourceContent": "mcp.resources",
+    "fill_template": "mcp.resources",
+    "MCPPrompt": "mcp.prompts",
+    "RenderedPrompt": "mcp.prompts",
     "ToolAnnotations": "tools.tool",
     "ToolResult": "tools.results",
-    "CallOutcome": "tools.dispatch",
-    "CallRecord": "tools.dispatch",
-    "Dispatcher": "tools.dispatch",
-    "LocalTool": "tools.dispatch",
-    "RetryPolicy": "tools.dispatch",
-    "ToolListing": "tools.provider",
-    "list_server_tools": "tools.provider",
-    "list_http_tools": "http.listing",
+    "CallOutcome": "calls.dispatch",
+    "CallRecord": "calls.dispatch",
+    "Dispatcher": "calls.dispatch",
+    "LocalTool": "calls.dispatch",
+    "RetryPolicy": "calls.dispatch",
+    "ToolListing": "calls.listing",
+    "list_server_tools": "calls.listing",
+    "list_http_tools": "calls.listing",
     "tools_from_arrow": "tools.arrow",
     "tools_to_arrow": "tools.arrow",
     "is_sealed_here": "seal",
@@ -122,12 +122,12 @@ _LOCATIONS = {
 }
 
 if TYPE_CHECKING:
-    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
     from knime_mcp.caller.table import CallerOptions, CallSummary, call_table, call_table_sync
-    from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
-    from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
+    from knime_mcp.calls.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
+    from knime_mcp.calls.listing import ToolListing, list_http_tools, list_server_tools
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts
     from knime_mcp.errors import (
         ConfigError,
@@ -140,16 +140,15 @@ if TYPE_CHECKING:
         ToolError,
         ToolTimeoutError,
     )
-    from knime_mcp.http.listing import list_http_tools
-    from knime_mcp.mcp.breaker import CircuitBreaker
+    from knime_mcp.llm.chat_model import ChatModelConfig, build_chat_model
     from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt
+    from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
     from knime_mcp.mcp.server_requests import ServerRequests
     from knime_mcp.mcp.sync import SyncMcpClient, run_sync
+    from knime_mcp.net.breaker import CircuitBreaker
     from knime_mcp.seal import is_sealed_here, seal_spec
     from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow
-    from knime_mcp.tools.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
-    from knime_mcp.tools.provider import ToolListing, list_server_tools
     from knime_mcp.tools.results import ToolResult
     from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 

@@ -3,7 +3,7 @@
 Listing a server's tools seals their spec (:meth:`knime_mcp.mcp.client.McpClient.list_tools`): whoever made the client
 chose the server, as a person does in the MCP Tool Provider's settings. The Agent Prompter and the Tool Caller read
 tools from a table, which anyone can write, edit, or bring from another machine; a spec there without a fitting seal
-is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.urlguard.check_server`).
+is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.net.urlguard.check_server`).
 
 A seal is an HMAC of the spec's identity under a key that stays on this machine: a file in the user's home, created
 on first use, readable by the user alone.

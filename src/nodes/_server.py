@@ -9,19 +9,11 @@ from typing import TYPE_CHECKING, Any
 import knime.extension as knext
 
 from knime_mcp.config import ServerSpec
-from nodes._settings import (
-    AuthSettings,
-    ServerSettings,
-    SignInNotice,
-    TimeoutSettings,
-    credential_lookup,
-    forget_sign_in,
-    server_spec,
-    untrusted_address_hint,
-)
+from nodes._credentials import SignInNotice, credential_lookup, forget_sign_in
+from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec, untrusted_address_hint
 
 if TYPE_CHECKING:
-    from knime_mcp.caller.table import OnError
+    from knime_mcp.calls.rows import OnError
 
 __all__ = ["RowErrorOptions", "on_error", "server_connection"]
 

@@ -1,14 +1,11 @@
-"""Parameter groups shared by the nodes, and their translation into the core's ServerSpec.
+"""Parameter groups shared by the nodes (server, authentication, timeouts), and their translation into the core's
+ServerSpec.
 
-Settings hold no secret: authentication names a KNIME credential (its password is read at execution time), and
-header or environment values may only reference secrets as ``${VAR}``.
+Settings hold no secret: authentication names a KNIME credential (its password is read at execution time, see
+``nodes._credentials``), and header or environment values may only reference secrets as ``${VAR}``.
 """
 
 from __future__ import annotations
-
-import logging
-import queue
-from urllib.parse import urlsplit
 
 import knime.extension as knext
 
@@ -17,14 +14,12 @@ from knime_mcp.config import (
     DEMO_SERVER,
     OAUTH_KINDS,
     AuthRef,
-    CredentialLookup,
-    ElicitationMode,
     ServerSpec,
     Timeouts,
     demo_server_spec,
 )
 from knime_mcp.errors import ConfigError
-from knime_mcp.tools.policy import ToolPolicy
+from nodes._credentials import credential_names
 
 
 class TransportOptions(knext.EnumParameterOptions):
@@ -63,10 +58,6 @@ _AUTH_KINDS = {
     "OAUTH_CLIENT_CREDENTIALS": "oauth-client-credentials",
 }  # fmt: skip
 _OAUTH_OPTIONS = [AuthOptions.OAUTH.name, AuthOptions.OAUTH_CLIENT_CREDENTIALS.name]
-
-
-def credential_names(ctx: knext.DialogCreationContext) -> list[str]:
-    return ctx.get_credential_names()
 
 
 @knext.parameter_group(label="MCP server")
@@ -193,91 +184,6 @@ class TimeoutSettings:
     )
 
 
-class DestructiveOptions(knext.EnumParameterOptions):
-    ALLOW = ("Allow all", "Every tool may be called.")
-    BLOCK = (
-        "Block destructive",
-        "Tools whose MCP annotations say they may destroy data are never called (MCP counts a tool without "
-        "annotations as destructive).",
-    )
-    READ_ONLY = ("Read-only only", "Only tools annotated read-only are called.")
-
-
-def destructive_parameter(default: DestructiveOptions) -> knext.EnumParameter:
-    return knext.EnumParameter(
-        "Destructive tools",
-        "Which tools may be called, judged by their MCP annotations.",
-        default.name,
-        DestructiveOptions,
-    )
-
-
-def unannotated_parameter() -> knext.BoolParameter:
-    """Added in 0.2.0: settings saved before load with the default, which offers tools without annotations."""
-    return knext.BoolParameter(
-        "Treat unannotated tools as destructive",
-        "MCP counts a tool whose server sent no annotations as destructive, but most servers built with FastMCP or "
-        "the mcp 1.x SDK annotate no tool. By default, blocking destructive tools keeps such tools and names them in "
-        "the node warning; switch this on to block them together with the destructive tools.",
-        False,
-        since_version="0.2.0",
-        is_advanced=True,
-    )
-
-
-class ElicitationOptions(knext.EnumParameterOptions):
-    DECLINE = (
-        "Decline",
-        "Decline every request for input: the tool call fails, saying what the tool asked for.",
-    )
-    DEFAULTS = (
-        "Use the defaults",
-        "Answer a form whose every field has a default with those defaults; decline any other request for input.",
-    )
-
-
-def elicitation_parameter() -> knext.EnumParameter:
-    """Added in 0.3.0: for nodes that call tools."""
-    return knext.EnumParameter(
-        "When a tool asks for input",
-        "An MCP tool may ask the client for input while it runs (elicitation), expecting a person to answer. A "
-        "workflow usually runs without one, so the request is declined and the tool call fails with what the tool "
-        "asked for, or, with 'Use the defaults', a form whose every field has a default is answered with them. "
-        "Requests to open a web page are always declined. Each request is logged.",
-        ElicitationOptions.DECLINE.name,
-        ElicitationOptions,
-        since_version="0.3.0",
-        is_advanced=True,
-    )
-
-
-def elicitation_mode(option: str) -> ElicitationMode:
-    return "defaults" if option == ElicitationOptions.DEFAULTS.name else "decline"
-
-
-def trust_servers_parameter() -> knext.BoolParameter:
-    return knext.BoolParameter(
-        "Trust every server in the tools table",
-        "Tools listed by an MCP Tool Provider on this machine are trusted as they are. Any other tools table (saved "
-        "on another machine, read from a file, or edited) is data: its servers may only be public http(s) URLs, "
-        "and its stdio command lines are never run. Switch this on to use such a table's local, private-network or "
-        "stdio servers anyway.",
-        False,
-        is_advanced=True,
-    )
-
-
-def tool_policy(allow: str, deny: str, destructive: str, *, unannotated_destructive: bool = False) -> ToolPolicy:
-    """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting."""
-    mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]
-    return ToolPolicy(
-        allow=allow or None,
-        deny=deny or None,
-        destructive=mode,  # type: ignore[arg-type]
-        unannotated_destructive=unannotated_destructive,
-    )
-
-
 def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -334,69 +240,6 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
     return spec
 
 
-def forget_sign_in(spec: ServerSpec, credentials: CredentialLookup) -> None:
-    """'Sign in again': delete the stored OAuth tokens of the server and client that ``spec`` names (a client
-    that registered itself stays registered)."""
-    from knime_mcp.auth import spec_token_store
-
-    if spec.auth.kind in OAUTH_KINDS and spec.is_url:
-        spec_token_store(spec, credentials).forget_tokens()
-
-
-def browser_sign_in_parameter() -> knext.BoolParameter:
-    """Added in 0.3.0: for nodes that connect to the servers of a tools table."""
-    return knext.BoolParameter(
-        "Sign in to OAuth servers in a browser",
-        "A server of the tools table that uses OAuth sign-in works with the sign-in stored when its tools were "
-        "listed, refreshed as needed. When that sign-in is gone or has expired, this node opens the browser for a "
-        "new one (the progress message and the KNIME log show where). Switch it off where nobody can sign in, e.g. "
-        "on a KNIME Hub executor or in a batch run, so the node fails at once and says how to sign in instead of "
-        "waiting for a browser.",
-        True,
-        since_version="0.3.0",
-        is_advanced=True,
-    )
-
-
-class SignInNotice:
-    """Tells the person at KNIME Analytics Platform where to sign in: the node's progress message says "Waiting for
-    sign-in in the browser: <host>" and the log has the address at WARNING, for when no browser opens.
-
-    The core calls :meth:`show` from its event loop's thread, but KNIME's context belongs to the node's thread, so
-    the address is handed over and reported in :meth:`cancelled`, which :func:`knime_mcp.mcp.sync.run_sync` polls there
-    ten times a second; pass :meth:`cancelled` and :meth:`progress` to it instead of the context's own. A cancel
-    cancels the run, and with it the core's wait for the browser."""
-
-    def __init__(self, ctx: knext.ExecutionContext, logger: logging.Logger) -> None:
-        self._ctx = ctx
-        self._logger = logger
-        self._addresses: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self._fraction = 0.0
-
-    def show(self, url: str) -> None:
-        self._addresses.put(url)
-
-    def progress(self, fraction: float, message: str) -> None:
-        self._fraction = fraction
-        self._ctx.set_progress(fraction, message)
-
-    def cancelled(self) -> bool:
-        while True:
-            try:
-                url = self._addresses.get_nowait()
-            except queue.Empty:
-                break
-            host = _host(url)
-            self._logger.warning("Sign in to %s in the browser; if none opened, open this address: %s", host, url)
-            self._ctx.set_progress(self._fraction, f"Waiting for sign-in in the browser: {host}")
-        return self._ctx.is_canceled()
-
-
-def _host(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.netloc.rpartition("@")[2] or url
-
-
 def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:
     """For a server address (or stdio environment) set by an untrusted flow variable, which makes it data, the
     hint on how to trust it; None for an address a person typed."""
@@ -422,13 +265,3 @@ def untrusted_hint(
         if isinstance(value, str) and value.strip() in texts:
             return f"{subject} comes from flow variable {name!r}; if you trust it, switch on '{switch}'."
     return None
-
-
-def credential_lookup(ctx: knext.ConfigurationContext) -> CredentialLookup:
-    """The workflow's credentials, read now in the node's own thread (KNIME's context belongs to it) for the core
-    to resolve by name when it connects; nothing is stored in settings, specs or tables."""
-    credentials: dict[str, tuple[str, str]] = {}
-    for name in ctx.get_credential_names():
-        credential = ctx.get_credentials(name)
-        credentials[name] = (credential.username, credential.password)
-    return credentials.__getitem__

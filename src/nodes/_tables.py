@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
-from knime_mcp.caller.arguments import ROW_ID_COLUMN
+from knime_mcp.columns import ROW_ID_COLUMN
 from nodes._images import png_image_type
 
 if TYPE_CHECKING:

@@ -19,13 +19,15 @@ from knime_mcp.config import SamplingLimits, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
+from nodes._agent_options import ErrorOptions, LimitOptions, ToolErrorOptions
+from nodes._agent_tables import KnimeTables, data_output_tables, has_ports, is_workflow_column, log_schema, tool_frame
 from nodes._conversation import conversation_schema, knime_conversation
+from nodes._credentials import SignInNotice, check_credentials, credential_lookup
 from nodes._errors import knime_errors
-from nodes._settings import (
+from nodes._tables import is_string_column, read_pyarrow
+from nodes._tool_settings import (
     DestructiveOptions,
-    SignInNotice,
     browser_sign_in_parameter,
-    credential_lookup,
     destructive_parameter,
     elicitation_mode,
     elicitation_parameter,
@@ -33,49 +35,10 @@ from nodes._settings import (
     trust_servers_parameter,
     unannotated_parameter,
 )
-from nodes._tables import is_string_column, knime_columns, read_pyarrow
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 LOGGER = logging.getLogger(__name__)
 DEFAULT_SAMPLING = SamplingLimits()
-
-
-class LimitOptions(knext.EnumParameterOptions):
-    FAIL = ("Fail", "The node fails (or, with the error column, ends the conversation with the error).")
-    FINAL_ANSWER = (
-        "Ask for a final answer",
-        "The model is asked once more, without tools, to answer with what it has gathered.",
-    )
-
-
-class ErrorOptions(knext.EnumParameterOptions):
-    FAIL = ("Fail", "The node fails when the run stops early: a model error, the iteration limit, a failing tool "
-            "with 'Stop the run' below.")  # fmt: skip
-    COLUMN = (
-        "Error column",
-        "The node succeeds and the conversation table gets an Error column; a run that stops early ends with a row "
-        "holding only the error, after the messages exchanged so far.",
-    )
-
-
-class ToolErrorOptions(knext.EnumParameterOptions):
-    MODEL = ("Tell the model", "The error goes back to the model as the tool's result, so it can recover.")
-    FAIL = ("Stop the run", "The first failing tool call stops the run (see Error handling).")
-
-
-def _workflow_tool_type() -> knext.KnimeType | None:
-    """KNIME's WorkflowTool column type, which exists only inside KNIME 5.5 and later."""
-    try:
-        from knime.types.tool import WorkflowTool
-
-        return knext.logical(WorkflowTool)
-    except (ImportError, TypeError):
-        return None
-
-
-def _is_workflow_column(column: knext.Column) -> bool:
-    kind = _workflow_tool_type()
-    return kind is not None and column.ktype == kind
 
 
 _DATA_OUTPUTS = 2
@@ -187,7 +150,7 @@ class AgentPrompter:
         "Workflow tool column",
         "The column holding KNIME workflow tools (KNIME 5.5 and later); none chosen: the first such column, if any.",
         port_index=1,
-        column_filter=_is_workflow_column,
+        column_filter=is_workflow_column,
     )
     iteration_limit = knext.IntParameter(
         "Iteration limit", "The most model calls that may ask for tools in one execution.", DEFAULT_ITERATION_LIMIT,
@@ -274,7 +237,7 @@ class AgentPrompter:
         history: knext.Schema | None,
         data: list[knext.Schema],
     ) -> list[Any]:
-        from knime_mcp.agent.conversation import CONTENT, ROLE
+        from knime_mcp.conversation import CONTENT, ROLE
 
         with knime_errors():
             config = self._config()
@@ -288,7 +251,7 @@ class AgentPrompter:
                 )
         # The data outputs' columns are known only once the agent has run.
         data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
-        return [conversation_schema(config.errors == "column"), _log_schema(), data_outputs]
+        return [conversation_schema(config.errors == "column"), log_schema(), data_outputs]
 
     def execute(
         self,
@@ -298,11 +261,11 @@ class AgentPrompter:
         history: knext.Table | None,
         data: list[knext.Table],
     ) -> list[Any]:
-        from knime_mcp.agent.chat_model import build_chat_model, resolve_api_key
-        from knime_mcp.agent.conversation import conversation_table, messages_from_arrow
+        from knime_mcp.agent.call_log import log_table
         from knime_mcp.agent.data import DataRepository
-        from knime_mcp.agent.toolset import log_table
         from knime_mcp.agent.workflow import workflow_tools
+        from knime_mcp.conversation import conversation_table, messages_from_arrow
+        from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
         from knime_mcp.mcp.sync import CallerThread, run_sync
         from knime_mcp.tools.arrow import tools_from_frame
 
@@ -312,15 +275,15 @@ class AgentPrompter:
             mcp_column, workflow_column = self._tool_columns(tools.schema)
             arrow = read_pyarrow(tools)
             caller = CallerThread()
-            mcp_tools = tools_from_frame(_frame(arrow, mcp_column), mcp_column) if mcp_column else []
-            _check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
-            repository = DataRepository(_KnimeTables())
+            mcp_tools = tools_from_frame(tool_frame(arrow, mcp_column), mcp_column) if mcp_column else []
+            check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
+            repository = DataRepository(KnimeTables())
             for number, table in enumerate(data, start=1):
                 repository.add(table, name=f"input_table_{number}", description=f"Data input {number} of the node")
             cells = _cells(arrow, workflow_column)
             local, notes = workflow_tools(cells, ctx, caller, repository)
             outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
-            uses_data = bool(data) or outputs > 0 or any(_has_ports(cell) for cell in cells)
+            uses_data = bool(data) or outputs > 0 or any(has_ports(cell) for cell in cells)
             credentials = credential_lookup(ctx)
             api_key = resolve_api_key(model.config, credentials)
             run = run_sync(
@@ -345,7 +308,7 @@ class AgentPrompter:
         return [
             knime_conversation(conversation_table(run.conversation, error_column=config.errors == "column")),
             knext.Table.from_pyarrow(log_table(run.log)),
-            _data_outputs(repository, outputs),
+            data_output_tables(repository, outputs),
         ]
 
     def _config(self) -> AgentConfig:
@@ -383,28 +346,13 @@ class AgentPrompter:
             if chosen and chosen not in names:
                 raise ConfigError(f"The tools table has no column {chosen!r}.", hint="Choose a tool column again.")
         mcp = self.mcp_column or (TOOL_COLUMN if TOOL_COLUMN in names else None)
-        workflow = self.workflow_column or next((c.name for c in schema if _is_workflow_column(c)), None)
+        workflow = self.workflow_column or next((c.name for c in schema if is_workflow_column(c)), None)
         if mcp is None and workflow is None:
             raise ConfigError(
                 "The tools table has no MCP tool column and no workflow tool column.",
                 hint="Connect the MCP Tool Provider's output, or a table of KNIME workflow tools.",
             )
         return mcp, workflow
-
-
-def _check_credentials(ctx: knext.ExecutionContext, names: set[str | None]) -> None:
-    """Fail as a setting problem up front, rather than letting the model see one failed call per server."""
-    missing = sorted(str(name) for name in names - set(ctx.get_credential_names()))
-    if missing:
-        raise ConfigError(
-            f"The MCP tools need the credentials {', '.join(map(repr, missing))}, which are not available here.",
-            hint="Connect the same credentials flow variables that the MCP Tool Provider used.",
-        )
-
-
-def _frame(arrow: Any, column: str) -> Any:
-    """One column of the tools table in pandas, indexed by RowID; the other columns stay unread (see ``_cells``)."""
-    return arrow.select([arrow.column_names[0], column]).to_pandas().set_index(arrow.column_names[0])
 
 
 def _cells(arrow: Any, column: str | None) -> list[Any]:
@@ -414,43 +362,3 @@ def _cells(arrow: Any, column: str | None) -> list[Any]:
         return []
     cells = arrow.column(column)
     return cells.filter(cells.is_valid()).to_pylist()
-
-
-def _log_schema() -> knext.Schema:
-    from knime_mcp.agent.toolset import LOG_COLUMNS
-
-    return knext.Schema.from_columns(knime_columns(LOG_COLUMNS))
-
-
-class _KnimeTables:
-    """The data repository's view of KNIME tables: their columns as KNIME names their types, and tables made from
-    the pyarrow tables the core holds (records of MCP results) when a workflow tool needs them."""
-
-    def describe(self, table: knext.Table) -> tuple[list[tuple[str, str]], int]:
-        return [(column.name, _type_name(column)) for column in table.schema], table.num_rows
-
-    def from_arrow(self, table: Any) -> knext.Table:
-        return knext.Table.from_pyarrow(table)
-
-
-def _type_name(column: knext.Column) -> str:
-    """The type as KNIME shows it (and as workflow tools' port specs name it)."""
-    shown = (column.metadata or {}).get("displayed_column_type")
-    return str(shown) if shown else str(column.ktype)
-
-
-def _has_ports(tool: Any) -> bool:
-    """A workflow tool that takes or makes tables: with one, the model is told about the data repository."""
-    return bool(getattr(tool, "input_ports", None) or getattr(tool, "output_ports", None))
-
-
-def _data_outputs(repository: Any, count: int) -> list[knext.Table]:
-    """The ``count`` newest tables, oldest first, then empty tables for the ports left over (as KNIME's node)."""
-    import pandas as pd
-
-    newest = [_as_knime(table.data) for table in repository.last(count)]
-    return newest + [knext.Table.from_pandas(pd.DataFrame()) for _ in range(count - len(newest))]
-
-
-def _as_knime(data: Any) -> knext.Table:
-    return data if isinstance(data, knext.Table | knext.BatchOutputTable) else knext.Table.from_pyarrow(data)

@@ -8,17 +8,16 @@ from typing import TYPE_CHECKING
 import knime.extension as knext
 
 from nodes import CATEGORY
+from nodes._credentials import SignInNotice, credential_lookup
 from nodes._errors import knime_errors
 from nodes._images import with_png_cells
-from nodes._settings import (
-    SignInNotice,
+from nodes._tables import arrow_batches, knime_columns, read_pandas
+from nodes._tool_settings import (
     browser_sign_in_parameter,
-    credential_lookup,
     elicitation_mode,
     elicitation_parameter,
     trust_servers_parameter,
 )
-from nodes._tables import arrow_batches, knime_columns, read_pandas
 
 LOGGER = logging.getLogger(__name__)
 
@@ -173,7 +172,7 @@ class MCPToolCaller:
 
     def _options(self) -> CallerOptions:
         from knime_mcp.caller.table import CallerOptions
-        from knime_mcp.tools.dispatch import RetryPolicy
+        from knime_mcp.calls.dispatch import RetryPolicy
 
         return CallerOptions(
             mapping=self.tool.mapping,

@@ -10,11 +10,11 @@ from typing import Any
 
 import knime.extension as knext
 
-from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT, ChatModelConfig
 from knime_mcp.errors import ConfigError
+from knime_mcp.llm.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT, ChatModelConfig
 from nodes import CATEGORY
+from nodes._credentials import credential_names
 from nodes._errors import knime_errors
-from nodes._settings import credential_names
 
 CHAT_MODEL_PORT_ID = "io.github.knime_mcp.agent.chat_model"
 """Fixed, so that saved workflows keep working when the classes move."""

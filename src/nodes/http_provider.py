@@ -9,8 +9,9 @@ import knime.extension as knext
 
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from nodes import CATEGORY
+from nodes._credentials import credential_names
 from nodes._errors import knime_errors
-from nodes._settings import AuthOptions, TimeoutSettings, credential_names, timeout_limits, untrusted_hint
+from nodes._settings import AuthOptions, TimeoutSettings, timeout_limits, untrusted_hint
 from nodes._tables import read_pandas
 from nodes.provider import SelectionSettings, output_schema, selection_options
 
@@ -167,7 +168,7 @@ class HTTPToolProvider:
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext, webhooks: knext.Table | None) -> knext.Table:
-        from knime_mcp.http.listing import list_http_tools
+        from knime_mcp.calls.listing import list_http_tools
         from knime_mcp.mcp.sync import run_sync
         from knime_mcp.tools.arrow import tools_to_table
 

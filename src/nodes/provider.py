@@ -10,17 +10,9 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._server import server_connection
-from nodes._settings import (
-    AuthSettings,
-    DestructiveOptions,
-    ServerSettings,
-    TimeoutSettings,
-    destructive_parameter,
-    server_spec,
-    tool_policy,
-    unannotated_parameter,
-)
+from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
 from nodes._tables import knime_columns
+from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool_policy, unannotated_parameter
 
 LOGGER = logging.getLogger(__name__)
 
@@ -126,9 +118,9 @@ class MCPToolProvider:
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
+        from knime_mcp.calls.listing import list_server_tools
         from knime_mcp.mcp.sync import run_sync
         from knime_mcp.tools.arrow import tools_to_table
-        from knime_mcp.tools.provider import list_server_tools
 
         with knime_errors():
             spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)

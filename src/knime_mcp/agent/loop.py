@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from knime_mcp.agent.chat_model import model_errors, model_label
+from knime_mcp.calls.dispatch import RetryPolicy
 from knime_mcp.config import DEFAULT_SERVER_REQUESTS, CredentialLookup, ServerRequestPolicy
 from knime_mcp.errors import ChatModelError, ConfigError, IterationLimitError, McpToolError
-from knime_mcp.tools.dispatch import RetryPolicy
+from knime_mcp.llm.chat_model import model_errors, model_label
 from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 
@@ -38,11 +38,12 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, BaseMessage
 
-    from knime_mcp.agent.conversation import Conversation
+    from knime_mcp.agent.call_log import ToolCallLogEntry
     from knime_mcp.agent.data import DataRepository
-    from knime_mcp.agent.toolset import ToolCallLogEntry, ToolTurn
+    from knime_mcp.agent.toolset import ToolTurn
+    from knime_mcp.calls.dispatch import LocalTool
+    from knime_mcp.conversation import Conversation
     from knime_mcp.mcp.sync import ProgressCallback
-    from knime_mcp.tools.dispatch import LocalTool
     from knime_mcp.tools.tool import MCPTool
 
 __all__ = [
@@ -128,7 +129,7 @@ class AgentConfig:
 
     trust_all_servers: bool = False
     """Connect to every server of the tools as it is. By default a server without this machine's seal (tools not
-    listed by a provider here) is data: checked before it is connected, as :class:`~knime_mcp.mcp.pool.ClientPool`
+    listed by a provider here) is data: checked before it is connected, as :class:`~knime_mcp.calls.pool.ClientPool`
     does with ``check_unsealed``."""
 
     server_requests: ServerRequestPolicy = DEFAULT_SERVER_REQUESTS
@@ -321,13 +322,13 @@ async def run_agent(
     """
     from langchain_core.messages import HumanMessage
 
-    from knime_mcp.agent.conversation import Conversation
     from knime_mcp.agent.resource_tools import resource_tools, table_servers
     from knime_mcp.agent.tool_changes import ToolWatch
     from knime_mcp.agent.toolset import AgentToolset
-    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.calls.dispatch import Dispatcher
+    from knime_mcp.calls.pool import ClientPool
+    from knime_mcp.conversation import Conversation
     from knime_mcp.mcp.server_requests import ServerRequests
-    from knime_mcp.tools.dispatch import Dispatcher
     from knime_mcp.tools.tool import MCPTool
 
     config = config or AgentConfig()

@@ -18,17 +18,17 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import McpToolError, ResourceError, ToolCallError
 from knime_mcp.seal import is_sealed_here
-from knime_mcp.tools.dispatch import LocalTool
 from knime_mcp.tools.results import ContentPart, ImagePart, ResourcePart, TextPart, ToolResult
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
-    from knime_mcp.catalog.resources import ResourceContent
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
     from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.mcp.resources import ResourceContent
     from knime_mcp.tools.policy import ToolPolicy
 
 __all__ = ["LIST_RESOURCES", "READ_RESOURCE", "RESOURCE_KIND", "resource_tools", "table_servers"]

@@ -2,7 +2,7 @@
 call of a tool of a server that declared its tool list may change, the server's tools are listed again and the agent
 offers the new set from its next model call.
 
-Layer: core, between the agent's toolset (above) and the run's :class:`~knime_mcp.mcp.pool.ClientPool` (below), whose
+Layer: core, between the agent's toolset (above) and the run's :class:`~knime_mcp.calls.pool.ClientPool` (below), whose
 clients count the notifications (:attr:`~knime_mcp.mcp.client.McpClient.tool_list_changes`). Notifications alone
 miss changes: an SDK server on the 2026-07-28 protocol drops the ``list_changed`` an ``mcp`` 1.x-style tool sends
 during a call, and one sent on another stream may arrive after the call's result; so a server that declared
@@ -30,16 +30,16 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import McpToolError
-from knime_mcp.tools.dispatch import LocalTool
 from knime_mcp.tools.names import prefix_tools
 from knime_mcp.tools.policy import ToolPolicy, task_refusal
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
     from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.pool import ClientPool
 
 __all__ = ["ToolChange", "ToolWatch"]
 

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from knime_mcp.agent.data import Column, DataRepository, DataTable, report_call_tables
+from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import ConfigError, McpToolError, ToolCallError
 from knime_mcp.mcp.sync import CallerThread
-from knime_mcp.tools.dispatch import LocalTool
 from knime_mcp.tools.results import TextPart, ToolResult
 
 __all__ = ["WORKFLOW_EXECUTION_HINTS", "port_columns", "workflow_tools"]

@@ -24,7 +24,7 @@ from mcp.client.auth.utils import issuers_match
 
 from knime_mcp.auth.store import TokenStore
 from knime_mcp.errors import ServerAuthError
-from knime_mcp.mcp.transports import read_bounded
+from knime_mcp.net.http_pool import read_bounded
 
 __all__ = ["MAX_OAUTH_RESPONSE_BYTES", "GuardedFlow"]
 

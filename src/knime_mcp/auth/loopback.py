@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import anyio
 from mcp.shared.auth import AuthorizationCodeResult
 
-from knime_mcp.demo_server import HOST
 from knime_mcp.errors import ServerAuthError
 
 if TYPE_CHECKING:
@@ -27,6 +26,9 @@ if TYPE_CHECKING:
     from starlette.responses import HTMLResponse
 
 __all__ = ["LoopbackRedirect"]
+
+HOST = "127.0.0.1"
+"""The loopback address the browser is sent back to: RFC 8252 asks for the IP literal, not ``localhost``."""
 
 CALLBACK_PATH = "/callback"
 

@@ -12,7 +12,6 @@ that names no column, a required parameter nothing feeds) raise :class:`ConfigEr
 
 from __future__ import annotations
 
-import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -27,24 +26,13 @@ from knime_mcp.caller.convert import (
     to_json,
     to_text,
 )
+from knime_mcp.calls.rows import json_object
+from knime_mcp.columns import ROW_ID_COLUMN
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import HIDDEN_VALUE, is_secret_key
 from knime_mcp.tools.tool import MCPTool
 
-__all__ = [
-    "ROW_ID_COLUMN", "ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns", "json_object", "parse_template",
-    "row_label",
-]  # fmt: skip
-
-ROW_ID_COLUMN = "<RowID>"
-"""The RowID column KNIME puts first in ``to_pyarrow()`` tables; never matched to a parameter. A name KNIME reserves:
-no data column may have it. The one definition, for the core and the nodes alike."""
-
-
-def row_label(number: int, row: Mapping[str, Any]) -> str:
-    """How an error names a row: its number in the table (from 1), and its KNIME RowID when ``row`` has one."""
-    return f"Row {number}" + (f" (RowID {row[ROW_ID_COLUMN]})" if ROW_ID_COLUMN in row else "")
-
+__all__ = ["ArgumentError", "ArgumentMapping", "ArgumentPlan", "Columns", "parse_template"]
 
 ArgumentMapping = Mapping[str, str] | str | None
 """``None``: columns feed the parameters of the same name. A dict: parameter → column name. Text: a JSON template."""
@@ -59,20 +47,6 @@ class ArgumentError(ValueError):
 def parse_template(text: str) -> dict[str, Any]:
     """A mapping template's JSON object; checks only its syntax, so it needs neither the tool nor the table."""
     return json_object(text, "The argument mapping", '{"text": "{comment}"}')
-
-
-def json_object(text: str, setting: str, example: str) -> dict[str, Any]:
-    """The JSON object a setting holds; otherwise a ConfigError that names the ``setting`` and shows ``example``."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{setting} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-            hint=f"Write a JSON object, e.g. {example}.",
-        ) from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{setting} must be a JSON object.", hint=f"For example {example}.")
-    return value
 
 
 class _Missing:

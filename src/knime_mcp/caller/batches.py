@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 
-from knime_mcp.caller.arguments import ROW_ID_COLUMN, ArgumentError, ArgumentPlan, row_label
-from knime_mcp.columns import ColumnKind
+from knime_mcp.caller.arguments import ArgumentError, ArgumentPlan
+from knime_mcp.calls.dispatch import CallOutcome
+from knime_mcp.columns import ROW_ID_COLUMN, ColumnKind, row_label
 from knime_mcp.errors import McpToolError, ToolCallError
-from knime_mcp.tools.dispatch import CallOutcome
 from knime_mcp.tools.images import ImageError, to_png
 
 if TYPE_CHECKING:

@@ -23,19 +23,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from knime_mcp.caller.arguments import ArgumentError, ArgumentMapping, ArgumentPlan, parse_template
 from knime_mcp.caller.batches import RESULT_COLUMNS, PendingBatch, RowResult, record_batch, result_columns
-from knime_mcp.caller.input_batches import InputBatches
+from knime_mcp.calls.dispatch import Dispatcher, RetryPolicy
+from knime_mcp.calls.pool import ClientPool
+from knime_mcp.calls.rows import InputBatches, OnError, check_on_error
 from knime_mcp.config import CredentialLookup, ElicitationMode, ServerRequestPolicy
 from knime_mcp.errors import ConfigError, McpToolError
-from knime_mcp.mcp.pool import ClientPool
 from knime_mcp.mcp.server_requests import ServerRequests
 from knime_mcp.mcp.sync import ProgressCallback, run_sync
-from knime_mcp.tools.dispatch import Dispatcher, RetryPolicy
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
@@ -46,14 +46,11 @@ __all__ = [
     "CallSummary",
     "CallerOptions",
     "DEFAULT_CONCURRENCY",
-    "OnError",
     "call_table",
     "call_table_sync",
     "result_columns",
     "select_tool",
 ]
-
-OnError = Literal["fail", "column"]
 
 DEFAULT_CONCURRENCY = 4
 """Calls at once for a tool that is safe to call concurrently; other tools run one at a time by default."""
@@ -104,8 +101,7 @@ class CallerOptions:
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError(f"Concurrency must be at least 1, not {self.concurrency}.")
-        if self.on_error not in get_args(OnError):
-            raise ConfigError(f"Unknown error handling {self.on_error!r}; use one of {', '.join(get_args(OnError))}.")
+        check_on_error(self.on_error)
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigError("The call timeout must be a positive number of seconds.")
         if isinstance(self.mapping, str) and self.mapping.strip():

@@ -1,7 +1,7 @@
 """The MCP Prompt node's behaviour: list a server's prompts, and get one as a conversation an agent can continue.
 
 Layer: above :class:`~knime_mcp.mcp.client.McpClient`; below the KNIME node and Python users. A prompt's messages become
-rows of :mod:`knime_mcp.agent.conversation`, exactly what the Agent Prompter reads as history, each fenced as the
+rows of :mod:`knime_mcp.conversation`, exactly what the Agent Prompter reads as history, each fenced as the
 server's words (:func:`prompt_messages`): text as the content, an
 image (also an embedded image resource) as a ``data:`` URL in the images column and a PNG in the image column, the text
 of an embedded resource as the content, and what a conversation cannot hold (audio, binary resources, resource links)
@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from knime_mcp.agent.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
-from knime_mcp.caller.arguments import json_object, row_label
-from knime_mcp.caller.input_batches import InputBatches
-from knime_mcp.caller.table import OnError
-from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
+from knime_mcp.calls.rows import InputBatches, OnError, json_object
+from knime_mcp.columns import row_label
 from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.conversation import CONVERSATION_COLUMNS, ERROR, message_to_row, rows_table
 from knime_mcp.errors import ConfigError, ToolError
+from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt
 from knime_mcp.mcp.session import server_client
 from knime_mcp.mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tools.fences import between_fences, new_fence
@@ -60,7 +59,7 @@ arguments* the required names, comma-separated."""
 @dataclass(frozen=True)
 class PromptRun:
     """What a run gave: the server's prompts (and as an Arrow table of :data:`PROMPT_COLUMNS`), the conversation
-    (an Arrow table as :func:`knime_mcp.agent.conversation.rows_table` makes it), and how many rows failed."""
+    (an Arrow table as :func:`knime_mcp.conversation.rows_table` makes it), and how many rows failed."""
 
     prompts: list[MCPPrompt]
     listing: pa.Table
@@ -200,7 +199,7 @@ async def get_prompt(
     """List the server's prompts, then get prompt ``name`` (empty: list only) with ``arguments``, or once per row of
     ``batches`` (Arrow batches or tables, read in a worker thread), whose columns named like the prompt's arguments
     override ``arguments``; the messages of every row follow one another. With ``batches`` the conversation has the
-    :data:`~knime_mcp.agent.conversation.ERROR` column: ``column`` records a row's failure there and goes on, ``fail``
+    :data:`~knime_mcp.conversation.ERROR` column: ``column`` records a row's failure there and goes on, ``fail``
     raises it naming the row."""
     async with server_client(
         spec, credentials=credentials, untrusted_hint=untrusted_hint, show_sign_in=show_sign_in, progress=progress

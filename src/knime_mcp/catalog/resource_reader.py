@@ -27,14 +27,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 
-from knime_mcp.caller.arguments import ROW_ID_COLUMN, row_label
-from knime_mcp.caller.input_batches import InputBatches
-from knime_mcp.caller.table import OnError
-from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
-from knime_mcp.columns import ColumnKind, arrow_type
+from knime_mcp.calls.rows import InputBatches, OnError, check_on_error
+from knime_mcp.columns import ROW_ID_COLUMN, ColumnKind, arrow_type, row_label
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import ConfigError, ResourceError, ToolError
 from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, fill_template
 from knime_mcp.mcp.session import server_client
 from knime_mcp.mcp.sync import ProgressCallback, run_sync
 from knime_mcp.tools.images import ImageError, to_png
@@ -124,8 +122,7 @@ class ReaderOptions:
             raise ConfigError(f"Concurrency must be at least 1, not {self.concurrency}.")
         if self.max_bytes is not None and self.max_bytes < 1:
             raise ConfigError("The size limit must be at least 1 byte.")
-        if self.on_error not in get_args(OnError):
-            raise ConfigError(f"Unknown error handling {self.on_error!r}; use one of {', '.join(get_args(OnError))}.")
+        check_on_error(self.on_error)
 
     @property
     def reads_rows(self) -> bool:

@@ -13,13 +13,13 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING, TextIO
 
-from knime_mcp.agent.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
 from knime_mcp.cli.servers import SignInPrompt, server_spec
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
+from knime_mcp.llm.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from knime_mcp.agent.loop import AgentRun
@@ -55,11 +55,11 @@ def add_agent_options(agent: argparse.ArgumentParser) -> None:
 def run_agent_command(
     args: argparse.Namespace, command: list[str], out: TextIO, err: TextIO, show: SignInPrompt
 ) -> int:
-    from knime_mcp.agent.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
     from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
+    from knime_mcp.calls.listing import list_server_tools
     from knime_mcp.config import ServerRequestPolicy
+    from knime_mcp.llm.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
     from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.provider import list_server_tools
 
     targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
     targets += [command] if command else []

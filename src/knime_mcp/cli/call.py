@@ -1,6 +1,6 @@
 """The command line's ``call`` command: one call of one tool, MCP or HTTP, printed as JSON.
 
-The call goes through the :class:`~knime_mcp.tools.dispatch.Dispatcher` the nodes use, so ``call`` refuses what
+The call goes through the :class:`~knime_mcp.calls.dispatch.Dispatcher` the nodes use, so ``call`` refuses what
 they refuse before anything is sent (arguments that break the tool's schema, a tool that runs only as an MCP task)
 and calls an HTTP tool of a tools file or an OpenAPI document as it calls an MCP server's tool.
 
@@ -22,7 +22,7 @@ from knime_mcp.cli.tool_sources import ToolSource
 from knime_mcp.errors import UsageError
 
 if TYPE_CHECKING:
-    from knime_mcp.tools.dispatch import CallOutcome
+    from knime_mcp.calls.dispatch import CallOutcome
 
 __all__ = ["parse_arguments", "run_call"]
 
@@ -59,8 +59,8 @@ def run_call(args: argparse.Namespace, source: ToolSource, out: TextIO, err: Tex
     """Call the tool; its result goes to ``out`` even when it reports an error (exit code 4), its progress to
     ``err``."""
     arguments = parse_arguments(args.args, sys.stdin)
+    from knime_mcp.calls.dispatch import Dispatcher
     from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.dispatch import Dispatcher
 
     def progress(tool: str, text: str) -> None:
         print(f"Progress: {one_line(text)}", file=err, flush=True)

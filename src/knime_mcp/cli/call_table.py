@@ -63,9 +63,9 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
 
     from knime_mcp.caller.batches import RESULT_COLUMNS
     from knime_mcp.caller.table import DEFAULT_CONCURRENCY, CallerOptions, CallSummary, call_table
+    from knime_mcp.calls.dispatch import RetryPolicy
     from knime_mcp.cli.progress_bar import progress_bar
     from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.dispatch import RetryPolicy
 
     if args.retries < 0:
         raise UsageError("--retries must be 0 or more.")

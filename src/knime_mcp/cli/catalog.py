@@ -23,8 +23,8 @@ from knime_mcp.config import ServerSpec
 from knime_mcp.errors import McpToolError, PromptError, ToolCallError, UsageError
 
 if TYPE_CHECKING:
-    from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
-    from knime_mcp.catalog.resources import ResourceContent
+    from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt
+    from knime_mcp.mcp.resources import ResourceContent
 
 __all__ = ["COMMANDS", "add_catalog_commands", "find_named", "print_json", "run_catalog_command"]
 
@@ -91,7 +91,7 @@ def run_catalog_command(
             _check_read(args)
             from mcp.shared.uri_template import UriTemplate
 
-            from knime_mcp.catalog.resources import fill_template
+            from knime_mcp.mcp.resources import fill_template
 
             uri = args.uri
             if args.args is not None or UriTemplate.is_template(uri):

@@ -2,7 +2,7 @@
 
 Layer: beside :mod:`knime_mcp.cli.main`, which parses the words, writes the table as ``tools`` does and turns errors
 into exit codes; this module adds the command's arguments to its parser and lists the tools with
-:func:`knime_mcp.http.listing.list_http_tools`, importing it only when the command runs.
+:func:`knime_mcp.calls.listing.list_http_tools`, importing it only when the command runs.
 
     knime-mcp http-tools https://petstore3.swagger.io/api/v3/openapi.json --include Pet --format json
     knime-mcp http-tools openapi.yaml --base-url http://127.0.0.1:8080 --auth header --secret '${API_KEY}'
@@ -20,11 +20,11 @@ from knime_mcp.errors import ConfigError, UsageError
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
+    from knime_mcp.calls.listing import ToolListing
     from knime_mcp.config import AuthRef
     from knime_mcp.http.openapi import DocumentApiKey
     from knime_mcp.http.webhooks import WebhookRow
     from knime_mcp.tools.policy import ToolPolicy
-    from knime_mcp.tools.provider import ToolListing
 
 __all__ = [
     "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "http_listing", "max_document_bytes"
@@ -91,7 +91,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
     max_bytes = max_document_bytes(args)
     auth = api_auth(args)
     rows = _webhook_rows(args.webhooks) if args.webhooks else []
-    from knime_mcp.http.listing import list_http_tools
+    from knime_mcp.calls.listing import list_http_tools
     from knime_mcp.mcp.sync import run_sync
 
     return run_sync(

@@ -45,7 +45,7 @@ from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, McpToolError, UsageError
 
 if TYPE_CHECKING:
-    from knime_mcp.tools.provider import ToolListing
+    from knime_mcp.calls.listing import ToolListing
 
 __all__ = ["main", "run"]
 
@@ -215,8 +215,8 @@ def _check_table_output(args: argparse.Namespace) -> None:
 
 
 def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
+    from knime_mcp.calls.listing import list_server_tools
     from knime_mcp.mcp.sync import run_sync
-    from knime_mcp.tools.provider import list_server_tools
 
     listing = run_sync(
         list_server_tools,

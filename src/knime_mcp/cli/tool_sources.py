@@ -1,6 +1,6 @@
 """Where ``call``, ``call-table`` and ``agent`` find their tools: an MCP server, a tools file (``--tools FILE``) or an
 OpenAPI document (``--openapi SOURCE``); MCP and HTTP tools are then called alike, through the dispatcher and the
-run's :class:`~knime_mcp.mcp.pool.ClientPool`, as the nodes call them.
+run's :class:`~knime_mcp.calls.pool.ClientPool`, as the nodes call them.
 
 A tools file is data, as a tools table is in KNIME: it may have been written anywhere, so the server of a tool is
 used as it is only when the tool's seal fits (the file was written on this machine by ``tools`` or ``http-tools``);
@@ -27,8 +27,8 @@ from knime_mcp.cli.wording import print_notes
 from knime_mcp.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
-    from knime_mcp.mcp.pool import ClientPool
     from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["ToolSource", "add_tool_source_options", "check_tool_sources", "read_tools_file"]
@@ -111,8 +111,8 @@ class ToolSource:
     def pool(self, show: SignInPrompt, max_concurrency: int | None = None) -> ClientPool:
         """The run's pool: it answers what servers ask as ``--elicitation`` says, and checks the servers of tools
         that come from files unless they are sealed here or ``--trust-all-servers``."""
+        from knime_mcp.calls.pool import ClientPool
         from knime_mcp.config import ServerRequestPolicy
-        from knime_mcp.mcp.pool import ClientPool
         from knime_mcp.mcp.server_requests import ServerRequests
 
         return ClientPool(
@@ -133,8 +133,8 @@ class ToolSource:
 
     async def file_tools(self) -> list[MCPTool]:
         """The tools of every ``--tools`` file, then of every ``--openapi`` document (whose notes go to stderr)."""
+        from knime_mcp.calls.listing import list_http_tools
         from knime_mcp.config import Timeouts
-        from knime_mcp.http.listing import list_http_tools
 
         args = self._args
         tools = [tool for path in args.tools for tool in read_tools_file(path)]
@@ -158,6 +158,7 @@ def read_tools_file(path: str) -> list[MCPTool]:
     import pyarrow as pa
 
     from knime_mcp.tools.arrow import tools_from_arrow
+    from knime_mcp.tools.tool import MCPTool
     from knime_mcp.tools.tool_cells import TableReader
 
     suffix = os.path.splitext(path)[1].lower()
@@ -167,7 +168,7 @@ def read_tools_file(path: str) -> list[MCPTool]:
                 rows = json.load(file)
             if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
                 raise ValueError("it is not a JSON list of tools")
-            reader = TableReader()
+            reader = TableReader(MCPTool.from_fields)
             return [reader.tool(row) for row in rows]
         if suffix == ".parquet":
             import pyarrow.parquet as pq

@@ -6,6 +6,6 @@ headers and timeouts an MCP server's spec has. So tables, seals, the tool policy
 alike, and one tools table can hold both.
 """
 
-from knime_mcp.http.operation import BODY_ARGUMENTS, HttpOperation, HttpParameter, ParameterLocation
+from knime_mcp.tools.http_operation import BODY_ARGUMENTS, HttpOperation, HttpParameter, ParameterLocation
 
 __all__ = ["BODY_ARGUMENTS", "HttpOperation", "HttpParameter", "ParameterLocation"]

@@ -39,13 +39,13 @@ from knime_mcp.errors import (
     masked,
     translate,
 )
-from knime_mcp.http.operation import HttpOperation
 from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
 from knime_mcp.http.response import error_result, success_result
-from knime_mcp.mcp.breaker import Circuit, CircuitBreaker
-from knime_mcp.mcp.transports import MAX_MESSAGE_BYTES, HttpPool, read_bounded, text_encoding
+from knime_mcp.net.breaker import Circuit, CircuitBreaker
+from knime_mcp.net.http_pool import MAX_MESSAGE_BYTES, HttpPool, read_bounded, text_encoding
+from knime_mcp.net.urlguard import PinnedHost
+from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.results import ToolResult
-from knime_mcp.urlguard import PinnedHost
 
 __all__ = ["SAFE_METHODS", "BusyResponse", "HttpToolClient", "http_retry_safe"]
 
@@ -107,7 +107,7 @@ class HttpToolClient:
         breaker: CircuitBreaker,
     ) -> HttpToolClient:
         """Resolve the authentication (a missing variable or credential fails now, once) and borrow the pool.
-        ``pin``: the address :mod:`knime_mcp.urlguard` checked for an API from data; every request goes there."""
+        ``pin``: the address :mod:`knime_mcp.net.urlguard` checked for an API from data; every request goes there."""
         if spec.auth.kind in OAUTH_KINDS:
             raise ConfigError(
                 "HTTP tools cannot sign in with OAuth.",
@@ -193,7 +193,7 @@ class HttpToolClient:
 
 
 def _too_large() -> ToolCallError:
-    """A body past :data:`~knime_mcp.mcp.transports.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
+    """A body past :data:`~knime_mcp.net.http_pool.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
     return ToolCallError(
         f"The API's response is larger than knime-mcp reads ({MAX_MESSAGE_BYTES // 2**20} MiB); the call ran, but "
         "its result is lost.",

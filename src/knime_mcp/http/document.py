@@ -106,8 +106,8 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes
     import httpx2
 
     from knime_mcp.errors import translate_errors
-    from knime_mcp.mcp.transports import HttpPool, read_bounded, text_encoding
-    from knime_mcp.urlguard import check_url, shown_url
+    from knime_mcp.net.http_pool import HttpPool, read_bounded, text_encoding
+    from knime_mcp.net.urlguard import check_url, shown_url
 
     pin = None if untrusted_hint is None else await check_url(url, hint=untrusted_hint)
     shown = shown_url(url)

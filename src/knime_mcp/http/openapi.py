@@ -1,7 +1,7 @@
 """The operations of an OpenAPI 3.0/3.1 document as tools: one :class:`~knime_mcp.tools.tool.MCPTool` per operation.
 
 Layer: above :mod:`knime_mcp.http.document` (reading) and :mod:`knime_mcp.http.schemas` (``$ref``\\ s), below
-:mod:`knime_mcp.http.listing`, which shapes the tools as the MCP provider does. A tool's arguments are the
+:mod:`knime_mcp.calls.listing`, which shapes the tools as the MCP provider does. A tool's arguments are the
 operation's path, query and header parameters and, as one argument ``body``, its JSON request body; its
 annotations follow the HTTP method unless the operation says otherwise (:mod:`knime_mcp.http.annotations`).
 
@@ -20,8 +20,8 @@ from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, ServerSpec, Timeouts
 from knime_mcp.errors import ConfigError
 from knime_mcp.http.annotations import ANNOTATIONS_EXTENSION, method_annotations
 from knime_mcp.http.document import OpenApiDocument
-from knime_mcp.http.operation import HttpOperation, HttpParameter
 from knime_mcp.http.schemas import DocumentSchemas
+from knime_mcp.tools.http_operation import HttpOperation, HttpParameter
 from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["DocumentApiKey", "api_key_scheme", "openapi_tools"]

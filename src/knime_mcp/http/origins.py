@@ -12,7 +12,7 @@ read from a file, which has no origin:
 - without one, its tools are kept unsealed, so that agent and caller nodes check the address as they check a server
   from data (public addresses only, pinned against a second DNS answer), and a note names the server.
 
-Layer: between :mod:`knime_mcp.http.openapi`, which makes the tools, and :mod:`knime_mcp.http.listing`.
+Layer: between :mod:`knime_mcp.http.openapi`, which makes the tools, and :mod:`knime_mcp.calls.listing`.
 
     tools, notes = judge_servers(tools, document.url, credential=True, seal=True)
 """
@@ -24,11 +24,13 @@ from collections.abc import Sequence
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
+from knime_mcp.http.document import OpenApiDocument
+from knime_mcp.http.schemas import DocumentSchemas
+from knime_mcp.net.urlguard import origin_of, shown_url
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.tool import MCPTool
-from knime_mcp.urlguard import origin_of, shown_url
 
-__all__ = ["judge_servers"]
+__all__ = ["judge_servers", "missing_credential_note"]
 
 
 def judge_servers(
@@ -83,3 +85,22 @@ def _operations(labels: list[str]) -> str:
 
 def _label(tool: MCPTool) -> str:
     return f"{tool.http.method} {tool.http.path}" if tool.http is not None else tool.name
+
+
+def missing_credential_note(document: OpenApiDocument) -> list[str]:
+    """The note for a document whose every operation asks for a credential (a ``security`` requirement at its top,
+    without an empty one that makes it optional) when none is set: the tools would call the API without one."""
+    required = document.data.get("security")
+    if not isinstance(required, list) or not required or not all(isinstance(each, dict) and each for each in required):
+        return []
+    schemes = (document.data.get("components") or {}).get("securitySchemes") or {}
+    schemas = DocumentSchemas(document.data)
+    named = []
+    for name in dict.fromkeys(name for each in required for name in each):
+        scheme = schemas.deref(schemes.get(name), f"security scheme {name}") if name in schemes else None
+        kind = scheme.get("scheme") or scheme.get("type") if isinstance(scheme, dict) else None
+        named.append(f"{name!r} ({kind})" if isinstance(kind, str) else repr(name))
+    return [
+        f"The document asks a credential of every operation ({', '.join(named)}), but no authentication is set, so "
+        "the tools call the API without a credential; set the Authentication setting to send one"
+    ]

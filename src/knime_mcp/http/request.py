@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from knime_mcp.config import header_value_problem
 from knime_mcp.errors import ToolCallError
-from knime_mcp.http.operation import BODY_ARGUMENTS, HttpOperation
+from knime_mcp.tools.http_operation import BODY_ARGUMENTS, HttpOperation
 
 __all__ = ["NO_BODY", "HttpRequest", "build_request"]
 

@@ -4,7 +4,7 @@ has no behaviour hints: the MCP defaults (it may write and destroy), and the too
 
 Layer: beside :mod:`knime_mcp.http.openapi`; the rows come from a KNIME table or a CSV file, so everything in them
 is checked here and a bad row is a ConfigError naming it. Shaping (filter, prefix, names) is the provider's
-:func:`~knime_mcp.tools.provider.shape_tools`.
+:func:`~knime_mcp.calls.listing.shape_tools`.
 
     tools = webhook_tools([WebhookRow(name="notify", url="https://hooks.example.com/T1", input_schema='{...}')])
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, ServerSpec, Timeouts
 from knime_mcp.errors import ConfigError
-from knime_mcp.http.operation import BODY_ARGUMENTS, HttpOperation
 from knime_mcp.seal import seal_spec
+from knime_mcp.tools.http_operation import BODY_ARGUMENTS, HttpOperation
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 __all__ = ["WEBHOOK_COLUMNS", "WebhookRow", "check_webhook_columns", "webhook_rows", "webhook_tools"]

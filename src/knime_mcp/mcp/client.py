@@ -25,23 +25,23 @@ import mcp
 from anyio.abc import TaskGroup
 
 from knime_mcp.auth import ServerOAuth
-from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt, check_arguments, prompt_refused
-from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.config import CredentialLookup, Handshake, ServerSpec
 from knime_mcp.errors import McpToolError, ToolCallError, ToolTimeoutError, scrub
-from knime_mcp.mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.pages import list_all
+from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt, check_arguments, prompt_refused
 from knime_mcp.mcp.request_sender import RequestSender
+from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests
-from knime_mcp.mcp.session_keeper import CLIENT_INFO as _CLIENT_INFO  # noqa: F401 (the version tests/test_packaging checks)
 from knime_mcp.mcp.session_keeper import LiveSession, MismatchedResult, SessionKeeper
 from knime_mcp.mcp.tool_listing import ListedTools, listed_tools
-from knime_mcp.mcp.transports import ConcreteTransport, HttpPool
+from knime_mcp.mcp.transports import ConcreteTransport
+from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
+from knime_mcp.net.http_pool import HttpPool
+from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool
-from knime_mcp.urlguard import PinnedHost
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 
@@ -71,7 +71,7 @@ class McpClient:
         requests: ServerRequests | None = None,
     ) -> None:
         """``requests``: how to answer what the server asks of the client (sampling, forms); by default everything
-        is declined. ``pin``: for a server from data, the address :mod:`knime_mcp.urlguard` checked; every HTTP
+        is declined. ``pin``: for a server from data, the address :mod:`knime_mcp.net.urlguard` checked; every HTTP
         request of every session goes there. ``show_sign_in``: for an OAuth server (:mod:`knime_mcp.auth`), how to
         tell a person where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run)."""
         self.spec = spec
@@ -143,7 +143,7 @@ class McpClient:
 
     async def open_in(self, task_group: TaskGroup, pool: HttpPool) -> None:
         """Connect, with the session task in ``task_group``, which must outlive the client: its own, or a
-        :class:`~knime_mcp.mcp.pool.ClientPool`'s, so that one pool can hold the sessions of many clients."""
+        :class:`~knime_mcp.calls.pool.ClientPool`'s, so that one pool can hold the sessions of many clients."""
         await self._keeper.open_in(task_group, pool)
 
     async def close_sessions(self) -> None:

@@ -29,9 +29,9 @@ from knime_mcp.errors import (
     translate,
     translate_errors,
 )
-from knime_mcp.mcp.breaker import Circuit
 from knime_mcp.mcp.diagnostics import CALL_KEY, Diagnostics
 from knime_mcp.mcp.session_keeper import LiveSession, SessionKeeper
+from knime_mcp.net.breaker import Circuit
 
 __all__ = ["RequestSender"]
 

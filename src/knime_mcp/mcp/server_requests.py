@@ -104,7 +104,7 @@ class ServerRequests:
             )
         self._sampled += 1
         max_tokens = min(params.max_tokens, limits.max_tokens)
-        from knime_mcp.agent.chat_model import model_errors, model_label, model_name
+        from knime_mcp.llm.chat_model import model_errors, model_label, model_name
 
         name = model_name(self._model)
         with model_errors(model_label(self._model), self._secrets):

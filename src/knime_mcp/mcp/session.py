@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.mcp.sync import ProgressCallback
-from knime_mcp.urlguard import check_server
+from knime_mcp.net.urlguard import check_server
 
 __all__ = ["server_client"]
 

@@ -46,14 +46,9 @@ from knime_mcp.errors import (
 )
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.server_requests import ServerRequests, SessionRequests
-from knime_mcp.mcp.transports import (
-    FALLBACK_STATUSES,
-    ConcreteTransport,
-    HttpPool,
-    candidate_transports,
-    open_transport,
-)
-from knime_mcp.urlguard import PinnedHost
+from knime_mcp.mcp.transports import FALLBACK_STATUSES, ConcreteTransport, candidate_transports, open_transport
+from knime_mcp.net.http_pool import HttpPool
+from knime_mcp.net.urlguard import PinnedHost
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession

@@ -23,10 +23,10 @@ from typing import Any, Generic, TypeVar
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from knime_mcp.catalog.prompts import MCPPrompt, RenderedPrompt
-from knime_mcp.catalog.resources import MCPResource, MCPResourceTemplate, ResourceContent
 from knime_mcp.errors import CancelledByUser
 from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt
+from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool
 

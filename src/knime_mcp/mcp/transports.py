@@ -1,15 +1,13 @@
 """The transport layer: turns a ServerSpec into the SDK's (read, write) streams. Only this module knows about URLs,
 commands and the ``auto`` choice; the client above it sees streams, never sockets or processes.
 
-Every HTTP session borrows one connection pool (:class:`HttpPool`): creating an SDK HTTP client with its own TLS
-context costs tens of milliseconds, a client over a shared transport costs microseconds.
+Every HTTP session borrows its run's connection pool (:class:`~knime_mcp.net.http_pool.HttpPool`) through a client
+that reports to the session's diagnostics.
 """
 
 from __future__ import annotations
 
-import codecs
-import urllib.request
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from functools import partial
@@ -31,48 +29,15 @@ from knime_mcp.config import ServerSpec, resolve_target
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.legacy_sse import bounded_events, ending_on_refusal
-from knime_mcp.mcp.library_logs import mask_library_logs
 from knime_mcp.mcp.stdin_watch import watching_stdin
 from knime_mcp.mcp.stream_watch import watch_streams
-from knime_mcp.urlguard import PinnedHost
+from knime_mcp.net.http_pool import MAX_MESSAGE_BYTES, HttpPool
+from knime_mcp.net.library_logs import mask_library_logs
+from knime_mcp.net.urlguard import PinnedHost
 
-__all__ = [
-    "MAX_MESSAGE_BYTES",
-    "ConcreteTransport",
-    "HttpPool",
-    "candidate_transports",
-    "open_transport",
-]
+__all__ = ["ConcreteTransport", "candidate_transports", "open_transport"]
 
 ConcreteTransport = Literal["streamable-http", "sse", "stdio"]
-
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""The largest message a server may send in one server-sent event (SSE, and Streamable HTTP answering with an event
-stream), as one JSON response body (Streamable HTTP answering with ``application/json``), or as one line (stdio): the
-SDK's default of 1 MiB per event loses any larger tool result, and with it the session, and it reads JSON bodies and
-stdio lines without a limit."""
-
-async def read_bounded(response: httpx2.Response, limit: int, too_large: Callable[[], Exception]) -> bytes:
-    """A streamed response's body as it was sent (a gzip or deflate encoding undone, so the limit bounds memory, not
-    the wire), given up on once it passes ``limit`` bytes, whatever its Content-Length says: ``too_large()`` is
-    raised. For every body knime-mcp reads whole outside the SDK: documents, HTTP tools' answers, OAuth answers."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def text_encoding(response: httpx2.Response) -> str:
-    """The response's charset if Python knows it, else UTF-8 (a server may name any charset)."""
-    try:
-        return codecs.lookup(response.charset_encoding or "utf-8").name
-    except LookupError:
-        return "utf-8"
-
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})
 """Answers of a server that does not speak Streamable HTTP at a URL, after which ``auto`` tries SSE; never when the
@@ -90,33 +55,6 @@ def candidate_transports(spec: ServerSpec) -> Sequence[ConcreteTransport]:
             return ("streamable-http", "sse")
         case kind:
             return (kind,)
-
-
-class _BorrowedTransport(httpx2.AsyncBaseTransport):
-    """Sends through the pool's transports; closing a borrowing client leaves the pool open.
-
-    With a ``pin``, every request goes to the pinned address, with the host name kept in the Host header and in
-    TLS (server name and certificate check), so the connection cannot follow a later DNS answer elsewhere. The SDK
-    keeps a session's requests on the endpoint's origin, so no request is for another host.
-    """
-
-    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None, diagnostics: Diagnostics | None = None) -> None:
-        self._pool = pool
-        self._pin = pin
-        self._diagnostics = diagnostics
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        transport = self._pool.route(request.url)
-        if self._pin is not None:
-            request.url = request.url.copy_with(host=self._pin.address)
-            request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
-        response = await transport.handle_async_request(request)
-        if self._diagnostics is not None:
-            self._diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
-        return response
-
-    async def aclose(self) -> None:
-        return None
 
 
 class _ReportingClient(httpx2.AsyncClient):
@@ -137,54 +75,25 @@ class _ReportingClient(httpx2.AsyncClient):
         return response
 
 
-class HttpPool:
-    """One connection pool for every HTTP session of a run, and one per proxy in use; whoever creates it closes it.
+def _session_client(
+    pool: HttpPool,
+    diagnostics: Diagnostics,
+    pin: PinnedHost | None,
+    headers: dict[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: httpx2.Auth | None = None,
+) -> httpx2.AsyncClient:
+    """A session's client over the run's pool (the SDK's ``McpHttpClientFactory`` shape), reporting to its
+    diagnostics: how each request ended, and each one-message body, bounded by :data:`MAX_MESSAGE_BYTES`."""
 
-    A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
-    :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system proxy
-    on Windows and macOS; only ``NO_PROXY`` lists exceptions).
-    """
+    def watch(request: httpx2.Request, response: httpx2.Response) -> None:
+        diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
 
-    def __init__(self) -> None:
-        mask_library_logs()  # httpx logs every request's URL, an API key in the query included
-        self._direct = httpx2.AsyncHTTPTransport()
-        self._proxy_settings = urllib.request.getproxies()
-        self._proxied: dict[str, httpx2.AsyncHTTPTransport] = {}
-
-    def route(self, url: httpx2.URL) -> httpx2.AsyncBaseTransport:
-        """The transport for a request to ``url``: direct, or through the proxy the settings name for it."""
-        proxy = self._proxy_settings.get(url.scheme) or self._proxy_settings.get("all")
-        if not proxy or urllib.request.proxy_bypass_environment(url.host, self._proxy_settings):
-            return self._direct
-        proxy = proxy if "://" in proxy else f"http://{proxy}"
-        if proxy not in self._proxied:
-            self._proxied[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
-        return self._proxied[proxy]
-
-    def client(
-        self,
-        headers: dict[str, str] | None = None,
-        timeout: httpx2.Timeout | None = None,
-        auth: httpx2.Auth | None = None,
-        *,
-        diagnostics: Diagnostics | None = None,
-        pin: PinnedHost | None = None,
-    ) -> httpx2.AsyncClient:
-        """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
-        options: dict[str, Any] = {
-            "headers": headers,
-            "timeout": timeout,
-            "auth": auth,
-            "transport": _BorrowedTransport(self, pin, diagnostics),
-        }
-        if diagnostics is None:
-            return httpx2.AsyncClient(**options)
-        hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
-        return _ReportingClient(diagnostics, event_hooks=hooks, **options)
-
-    async def aclose(self) -> None:
-        for transport in (self._direct, *self._proxied.values()):
-            await transport.aclose()
+    hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
+    transport = pool.transport(pin, watch)
+    return _ReportingClient(
+        diagnostics, event_hooks=hooks, headers=headers, timeout=timeout, auth=auth, transport=transport
+    )
 
 
 def _http_timeout(spec: ServerSpec) -> httpx2.Timeout:
@@ -219,8 +128,8 @@ async def open_transport(
                     yield watch_streams(streams, diagnostics, written_when_handed=True)
         case "streamable-http":
             async with (
-                pool.client(
-                    headers=headers, timeout=_http_timeout(spec), auth=auth, diagnostics=diagnostics, pin=pin
+                _session_client(
+                    pool, diagnostics, pin, headers=headers, timeout=_http_timeout(spec), auth=auth
                 ) as http,
                 streamable_http_client(
                     resolve_target(spec), http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
@@ -234,7 +143,7 @@ async def open_transport(
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
                 auth=auth,
-                httpx_client_factory=partial(pool.client, diagnostics=diagnostics, pin=pin),
+                httpx_client_factory=partial(_session_client, pool, diagnostics, pin),
             ) as streams:
                 diagnostics.end_on_refusal = ending_on_refusal(streams)
                 yield watch_streams(streams, diagnostics)

@@ -1,2 +1,2 @@
-"""Tools as values every layer passes around (MCPTool, its table forms, results), their schemas and policy, and the
-dispatcher that calls any tool: MCP, HTTP or one that runs in this process."""
+"""Tools as values every layer passes around (MCPTool, its hints, its table and Arrow forms, results), their schemas,
+names and policy; nothing here connects or calls (that is :mod:`knime_mcp.calls`)."""

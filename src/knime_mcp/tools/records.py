@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from knime_mcp.caller.arguments import ROW_ID_COLUMN
+from knime_mcp.columns import ROW_ID_COLUMN
 
 if TYPE_CHECKING:
     import pyarrow as pa

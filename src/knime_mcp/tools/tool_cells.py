@@ -1,6 +1,7 @@
 """Tools as tables hold them: the JSON of KNIME's "MCP Tool" cell, read and written a table at a time.
 
-Sits between :class:`knime_mcp.tools.tool.MCPTool` (one tool) and :mod:`knime_mcp.tools.arrow` (whole tables). A table
+Below :class:`knime_mcp.tools.tool.MCPTool`, whose JSON methods use it, and :mod:`knime_mcp.tools.arrow` (whole tables),
+so it knows a tool only by its fields (:class:`CellTool`), and makes one with the function it is given. A table
 lists thousands of tools of a few servers, so what the rows share (a server's JSON and seal key, a set of hints) is
 serialised or parsed once per table, and each tool's schemas once for every column that shows them.
 """
@@ -10,17 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic_core import from_json
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
-from knime_mcp.http.operation import HttpOperation
 from knime_mcp.seal import seal_spec, tool_seal_checker, tool_sealer
-from knime_mcp.tools.tool import MCPTool, ToolAnnotations, compact_json, policy_facts
+from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
+from knime_mcp.tools.http_operation import HttpOperation
 
 __all__ = [
+    "CellTool",
     "TableReader",
     "TableServer",
     "ToolWriter",
@@ -32,6 +34,34 @@ __all__ = [
 ]
 
 
+class CellTool(Protocol):
+    """What a cell is written from: an :class:`~knime_mcp.tools.tool.MCPTool`, which this module does not import, as
+    the tool's own JSON methods use it."""
+
+    name: str
+    tool_name: str
+    title: str | None
+    description: str
+    input_schema: dict[str, Any]
+    parameter_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    annotations: ToolAnnotations
+    server: ServerSpec
+    notes: tuple[str, ...]
+    task_support: str
+    http: HttpOperation | None
+
+    @property
+    def input_json(self) -> str: ...
+
+    @property
+    def policy_facts(self) -> str: ...
+
+
+ToolT = TypeVar("ToolT")
+"""The tool a :class:`TableReader` makes of a row's fields (an :class:`~knime_mcp.tools.tool.MCPTool`)."""
+
+
 class TableServer(NamedTuple):
     """A server as a table holds it: unsealed, sealed here (for a tool whose seal fits), and its seal check."""
 
@@ -40,12 +70,13 @@ class TableServer(NamedTuple):
     fits: Callable[[str, object], bool]
 
 
-class TableReader:
+class TableReader(Generic[ToolT]):
     """What the rows of one table being read share, each parsed once: a table lists thousands of tools of a few
     servers with a handful of hint combinations, and a server's identity (what a seal covers) takes a while to
-    compute."""
+    compute. ``make`` turns a row's checked fields into a tool (``MCPTool.from_fields``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[[dict[str, Any]], ToolT]) -> None:
+        self._make = make
         self._read: dict[str, TableServer] = {}
         self._last: tuple[object, TableServer] | None = None
         self._hints: dict[tuple[tuple[str, Any], ...], ToolAnnotations] = {}
@@ -91,7 +122,7 @@ class TableReader:
         except TypeError:  # an unhashable value: not a hint, which the constructor says
             return ToolAnnotations(**{"annotated": True, **data})
 
-    def tool(self, data: dict[str, Any]) -> MCPTool:
+    def tool(self, data: dict[str, Any]) -> ToolT:
         """A row's tool as the table holds it; its server counts as chosen by a person only if the tool's seal
         fits."""
         server = self.server(data["server"])
@@ -99,7 +130,7 @@ class TableReader:
         # the defaults, so it keeps the hints' face value (a destructive tool stays blocked).
         return self._made(data, server, self.annotations(data.get("annotations") or {}))
 
-    def cell(self, text: str) -> MCPTool:
+    def cell(self, text: str) -> ToolT:
         """:meth:`tool` of a row's JSON cell. A cell in the layout :func:`tool_cell` writes is parsed without what
         it repeats: a schema the parameter schema equals, and the server and hints of the rows before (a third and
         more of the text); any other cell is parsed whole."""
@@ -154,12 +185,12 @@ class TableReader:
             hints = self._hint_texts[text] = self.annotations(self._texts[text] or {})
             return hints
 
-    def _made(self, data: Mapping[str, Any], server: TableServer, hints: ToolAnnotations) -> MCPTool:
+    def _made(self, data: Mapping[str, Any], server: TableServer, hints: ToolAnnotations) -> ToolT:
         name, tool_name = data["name"], data["tool_name"]
         task_support = data.get("task_support") or "forbidden"
         http = None if data.get("http") is None else HttpOperation.from_dict(data["http"])
         seal = data.get("seal")
-        tool = MCPTool.from_fields(
+        tool = self._make(
             {
                 "name": name,
                 "tool_name": tool_name,
@@ -176,7 +207,7 @@ class TableReader:
             }
         )
         if seal is not None and not isinstance(seal, str):
-            raise ConfigError(f"The seal of tool {tool.name!r} is not text.")
+            raise ConfigError(f"The seal of tool {name!r} is not text.")
         return tool
 
 
@@ -245,18 +276,18 @@ class ToolWriter:
             self._last = known
         return known[1], known[2]
 
-    def parts(self, tool: MCPTool) -> tuple[tuple[str, str, str | None, str | None], str, str | None]:
+    def parts(self, tool: CellTool) -> tuple[tuple[str, str, str | None, str | None], str, str | None]:
         """What a table holds of ``tool`` besides its own fields: its schema texts (:func:`schema_texts`), its
         server's JSON and its seal."""
         server, sealer = self.server(tool.server)
         return schema_texts(tool), server, sealer(tool.policy_facts)
 
-    def cell(self, tool: MCPTool) -> str:
+    def cell(self, tool: CellTool) -> str:
         """:meth:`MCPTool.to_dict` as JSON, put together from parts serialised once."""
         return tool_cell(tool, *self.parts(tool))
 
 
-def tool_cell(tool: MCPTool, texts: tuple[str, str, str | None, str | None], server: str, seal: str | None) -> str:
+def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], server: str, seal: str | None) -> str:
     """:meth:`MCPTool.to_dict` as JSON from parts a table has serialised already: the schemas and HTTP request
     (:func:`schema_texts`), the server (:meth:`ToolWriter.server`) and the tool's seal."""
     input_text, parameter_text, output_text, http_text = texts
@@ -272,7 +303,7 @@ def tool_cell(tool: MCPTool, texts: tuple[str, str, str | None, str | None], ser
     )
 
 
-def schema_texts(tool: MCPTool) -> tuple[str, str, str | None, str | None]:
+def schema_texts(tool: CellTool) -> tuple[str, str, str | None, str | None]:
     """The tool's input, parameter and output schemas and HTTP request as JSON (None for none); a parameter schema
     that is the input schema is serialised once."""
     input_text = tool.input_json

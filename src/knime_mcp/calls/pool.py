@@ -1,6 +1,7 @@
 """The run's sessions: one :class:`McpClient` per server, shared by every call of a node execution or CLI run.
 
-Above sit the dispatcher, the agent and the Tool Caller; below, :mod:`knime_mcp.mcp.client`. The pool owns one task
+Above sit the dispatcher, the agent and the Tool Caller; below, :mod:`knime_mcp.mcp.client` and
+:mod:`knime_mcp.http.call`. The pool owns one task
 group, in which every client keeps its session, and one HTTP connection pool, which every client borrows.
 """
 
@@ -16,12 +17,12 @@ from anyio.abc import TaskGroup
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.errors import McpToolError
 from knime_mcp.http.call import HttpToolClient
-from knime_mcp.mcp.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
 from knime_mcp.mcp.server_requests import ServerRequests
-from knime_mcp.mcp.transports import HttpPool
+from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
+from knime_mcp.net.http_pool import HttpPool
+from knime_mcp.net.urlguard import PinnedHost, check_server
 from knime_mcp.seal import is_sealed_here
-from knime_mcp.urlguard import PinnedHost, check_server
 
 __all__ = ["UNSEALED_HINT", "ClientPool"]
 

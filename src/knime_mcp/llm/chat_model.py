@@ -1,7 +1,8 @@
 """An OpenAI-compatible chat model: a secret-free description, the langchain model built from it, and its errors.
 
-Layer: core, beside the agent loop. :class:`ChatModelConfig` is what the Chat Model Connector's port carries and what
-the CLI's flags describe; it names where the API key comes from (a KNIME credential or an environment variable) and
+Layer: wire, to the model provider; used by the agent and by a server's sampling request
+(:mod:`knime_mcp.mcp.server_requests`). :class:`ChatModelConfig` is what the Chat Model Connector's port carries and
+what the CLI's flags describe; it names where the API key comes from (a KNIME credential or an environment variable) and
 never holds the key. :func:`build_chat_model` makes a ``langchain_openai.ChatOpenAI`` at run time; langchain-openai
 is imported only then. :func:`model_errors` is the one seam where the model client's exceptions become
 :class:`ChatModelError`, with every secret scrubbed from the message.

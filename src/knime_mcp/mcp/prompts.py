@@ -1,6 +1,6 @@
 """MCP prompts as this project's own values: listing rows with their arguments, and the messages a prompt gives.
 
-Layer: beside :mod:`knime_mcp.catalog.resources`; :class:`~knime_mcp.mcp.client.McpClient` converts the SDK's types with
+Layer: beside :mod:`knime_mcp.mcp.resources`; :class:`~knime_mcp.mcp.client.McpClient` converts the SDK's types with
 these. Message content reuses the content parts of :mod:`knime_mcp.tools.results`, so a prompt's images, audio and
 embedded resources arrive as a tool result's do.
 

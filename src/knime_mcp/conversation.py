@@ -1,6 +1,7 @@
 """A conversation as langchain messages and as table rows: the agent's memory and the Agent Prompter's output.
 
-Layer: core, used by the agent loop (messages) and by the node and the CLI (rows). One row per message with the
+Layer: values, used by the agent loop (messages), by the node and the CLI (rows), and by the Prompt node's messages
+(:mod:`knime_mcp.catalog.prompt_messages`). One row per message with the
 text columns of :data:`CONVERSATION_COLUMNS`; a history table in that form continues a conversation, history first,
 then the new messages. The system message is sent to the model on every run and is not part of the rows, as in
 KNIME's own Agent Prompter. In the error-column mode a failed run ends with a row that holds only the error.
@@ -23,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from knime_mcp.caller.arguments import ROW_ID_COLUMN
-from knime_mcp.columns import ColumnKind
+from knime_mcp.columns import ROW_ID_COLUMN, ColumnKind
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import redact
 

@@ -1,7 +1,7 @@
 """Circuit breaking: stop trying a server that keeps failing, for a cool-down, and fail fast with its last error.
 
-Used by :class:`~knime_mcp.mcp.pool.ClientPool` for opening sessions and by :class:`~knime_mcp.mcp.client.McpClient` for
-requests on an open one (refused connections, lost sessions, failed reconnects), so that a Tool Caller over a
+Used by :class:`~knime_mcp.calls.pool.ClientPool` for opening sessions, by :class:`~knime_mcp.mcp.client.McpClient`
+for requests on an open one (refused connections, lost sessions, failed reconnects), so that a Tool Caller over a
 thousand rows does not spend a thousand attempts on a dead server. Settings and authentication errors never heal
 by waiting, so they fail fast for good. A reply that breaks the MCP schema (:class:`ServerProtocolError`) is an
 answer from a live server, so it counts as one, not as a failure. A 5xx counts as a failure (a server that answers

@@ -41,8 +41,8 @@ from knime_mcp.tools.tool import MCPTool
 if TYPE_CHECKING:
     from tenacity import RetryCallState
 
-    from knime_mcp.http.operation import HttpOperation
-    from knime_mcp.mcp.pool import ClientPool
+    from knime_mcp.calls.pool import ClientPool
+    from knime_mcp.tools.http_operation import HttpOperation
 
 __all__ = [
     "CallOutcome", "CallRecord", "CallStatus", "Dispatcher", "LocalTool", "RetryPolicy", "ToolProgress", "redact"

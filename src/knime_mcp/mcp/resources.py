@@ -1,7 +1,8 @@
 """MCP resources as this project's own values: listing rows, template rows and the contents of a read.
 
-Layer: beside :mod:`knime_mcp.tools.tool`; :class:`~knime_mcp.mcp.client.McpClient` converts the SDK's types with these,
-and the CLI prints them, so SDK models never reach a table or the terminal. Templates are filled with the SDK's own
+Layer: wire, the MCP client's values as :mod:`knime_mcp.tools.tool` holds tools';
+:class:`~knime_mcp.mcp.client.McpClient` converts the SDK's types with these, and the CLI prints them, so SDK models
+never reach a table or the terminal. Templates are filled with the SDK's own
 RFC 6570 implementation, so a URI comes out exactly as the server's SDK matches it.
 
     template = (await client.list_resource_templates())[0]
@@ -185,7 +186,7 @@ def read_contents(
 ) -> list[ResourceContent]:
     """The contents of a read; binary contents larger than ``max_bytes`` (decoded) fail the read, so that a
     caller's limit holds however large a server's answer is (the transport's own limit is
-    :data:`~knime_mcp.mcp.transports.MAX_MESSAGE_BYTES` per message)."""
+    :data:`~knime_mcp.net.http_pool.MAX_MESSAGE_BYTES` per message)."""
     contents: list[ResourceContent] = []
     for item in result.contents:
         if isinstance(item, mcp_types.TextResourceContents):
