@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 
@@ -39,3 +41,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def knime_tool_branch() -> Iterator[ModuleType]:
+    """KNIME's unified Tool type of its mcp-tools branch, laid over the real sources for one test (the real-API leg
+    only: mark the test ``knime_launcher``); yields the branch's ``knime.types.tool``."""
+    from real_knime.tool_overlay import branch_tool_type
+
+    with branch_tool_type() as module:
+        yield module

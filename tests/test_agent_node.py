@@ -1,4 +1,4 @@
-"""The Chat Model Connector and Agent Prompter nodes, run as KNIME runs them (Given/When/Then), on both hosts.
+"""The Agent Prompter node, run as KNIME runs it (Given/When/Then), on both hosts.
 
 The model is a scripted OpenAI-compatible endpoint on 127.0.0.1 reached through langchain-openai; the MCP servers are
 the real demo server over Streamable HTTP and stdio, listed by the real MCP Tool Provider node.
@@ -30,7 +30,6 @@ from fixtures.oauth_servers import browser_visits
 from knime_mcp.agent.toolset import WORKFLOW_EXECUTION_HINTS
 from knime_mcp.errors import ChatModelError
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.chat_model import ChatModelConnector, ChatModelSpec
 from workflow_tools import ExecutesWorkflowTools, workflow_tool, workflow_tools_table
 
 pytestmark = pytest.mark.knime_node
@@ -47,33 +46,6 @@ LOG = [
 @pytest.fixture(scope="module")
 def demo_tools_table(demo_http_url: str) -> Any:
     return provider_tools_table((demo_http_url, "", {}))
-
-
-# -- Chat Model Connector -------------------------------------------------------------------------------------------
-
-
-def test_the_chat_model_port_holds_the_configuration_and_the_credential_name_but_never_the_key() -> None:
-    # Given a connector whose key is in a credentials flow variable
-    port = chat_model_port("http://127.0.0.1:11434/v1")
-    # When its output travels downstream (as JSON and bytes)
-    # Then the spec names the credential, and the key is nowhere in it
-    assert isinstance(port.spec, ChatModelSpec)
-    assert port.spec.config.credential == "llm" and port.spec.config.model == "fake-gpt"
-    assert API_KEY not in json.dumps(port.spec.serialize()) and port.serialize() == b""
-
-
-def test_a_credential_that_is_not_connected_is_an_invalid_setting_of_the_connector() -> None:
-    connector = ChatModelConnector()
-    connector.credential = "absent"
-    with pytest.raises(knext.InvalidParametersError, match="'absent' is not available"):
-        node_host.configure_node(connector, ConfigureContext())
-
-
-def test_a_base_url_that_is_not_a_url_is_an_invalid_setting() -> None:
-    connector = ChatModelConnector()
-    connector.base_url = "localhost:11434"
-    with pytest.raises(knext.InvalidParametersError, match="not an http"):
-        node_host.configure_node(connector, ConfigureContext())
 
 
 # -- Agent Prompter: configure --------------------------------------------------------------------------------------
@@ -438,3 +410,58 @@ def test_agent_settings_saved_by_0_2_0_without_browser_sign_in_load_with_it_on()
     assert node_host.validate_settings("AgentPrompter", older, "0.2.0") is None
     loaded = node_host.load_settings("AgentPrompter", older, "0.2.0")
     assert loaded.browser_sign_in is True and loaded.user_message == "Hi"
+
+
+# -- KNIME's unified Tool type (its mcp-tools branch, laid over the real sources) ---------------------------------
+
+
+@pytest.mark.knime_launcher
+@pytest.mark.parametrize("trust_all_servers", [False, True])
+def test_with_knimes_tool_type_one_column_holds_mcp_and_workflow_tools_and_its_mcp_server_is_data(
+    knime_tool_branch: Any, demo_http_url: str, trust_all_servers: bool
+) -> None:
+    from real_knime.tool_overlay import tool_table
+
+    # Given a tools table of KNIME's own Tool cells: an MCP one naming the loopback demo server, a workflow one, a gap
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    echo = knime_tool_branch.Tool.create_mcp_tool("echo", "Echoes the text.", schema, demo_http_url, "echo")
+    sampler = knime_tool_branch.Tool.create_workflow_tool(
+        "Row Sampler", "Samples rows.", {"rows": {"type": "integer"}}, 0, [], []
+    )
+    tools = node_host.source_table(tool_table([echo, sampler, None]))
+    script = [tool_calls(("c1", "echo", {"text": "hi"}), ("c2", "Row_Sampler", {"rows": 3})), answer("Done.")]
+    # When the agent runs
+    with FakeOpenAIEndpoint(script) as endpoint:
+        ctx = WorkflowToolContext("5.6", {"llm": ("", API_KEY)})
+        node = agent_node("Echo hi and sample.", trust_all_servers=trust_all_servers)
+        (spec, _, _) = node_host.configure_node(
+            node, ConfigureContext(), chat_model_port(endpoint.base_url).spec, tools.schema, None, []
+        )
+        _, log = run_agent_node(node, ctx, chat_model_port(endpoint.base_url), tools)
+    # Then the model is offered both, the workflow tool runs through KNIME, and the MCP tool through this extension's
+    # client: its server came from a table, so a loopback address is refused unless every server is trusted
+    assert sorted(offered_tools(endpoint.requests[0])) == ["Row_Sampler", "echo"]
+    calls = log[log["Tool"] != "tools/list_changed"]  # the demo server announces list changes on every call
+    assert list(calls["Kind"]) == ["MCP", "workflow"]
+    assert [call[0].name for call in ctx.calls] == ["Row Sampler"]
+    if trust_all_servers:
+        assert list(calls["Status"]) == ["ok", "ok"] and "hi" in calls["Result"].iloc[0]
+    else:
+        assert list(calls["Status"]) == ["failed", "ok"]
+        assert "127.0.0.1, a loopback address" in calls["Error"].iloc[0]
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_a_providers_table_offers_each_tool_once(
+    knime_tool_branch: Any, demo_http_url: str
+) -> None:
+    # Given the provider's table where KNIME has the Tool type: each tool in its MCP Tool and its KNIME Tool cell
+    tools = provider_tools_table((demo_http_url, "", {}))
+    assert "KNIME Tool" in tools.schema.column_names
+    # When the agent runs, Then each tool is offered once, from its sealed MCP Tool cell, and is called as such
+    with FakeOpenAIEndpoint([tool_calls(("c1", "echo", {"text": "hi"})), answer("Done.")]) as endpoint:
+        node = agent_node("Echo hi.", trust_all_servers=False)
+        _, log = run_agent_node(node, ExecuteContext({"llm": ("", API_KEY)}), chat_model_port(endpoint.base_url), tools)
+    offered = offered_tools(endpoint.requests[0])
+    assert "echo" in offered and len(offered) == len(set(offered))
+    assert list(log[log["Tool"] == "echo"]["Status"]) == ["ok"]

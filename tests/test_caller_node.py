@@ -6,6 +6,7 @@ import json
 import shlex
 import time
 from pathlib import Path
+from typing import Any
 
 import knime.extension as knext
 import pandas as pd
@@ -249,3 +250,58 @@ def test_caller_settings_saved_by_0_2_0_without_browser_sign_in_load_with_it_on(
     assert node_host.validate_settings("MCPToolCaller", older, "0.2.0") is None
     loaded = node_host.load_settings("MCPToolCaller", older, "0.2.0")
     assert loaded.calls.browser_sign_in is True and loaded.tool.name == "echo"
+
+
+def _knime_mcp_tools(tool_module: Any, url: str, *names: str) -> Any:
+    """A tools table holding only KNIME's own Tool cells of ToolType MCP naming ``url``'s tools, as KNIME writes
+    them (e.g. from KNIME's own MCP nodes), with a WORKFLOW one among them."""
+    from real_knime.tool_overlay import tool_table
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    tools = [tool_module.Tool.create_mcp_tool(name, "", schema, url, name) for name in names]
+    workflow = tool_module.Tool.create_workflow_tool("Row Sampler", "Samples rows.", {}, 0, [], [])
+    return node_host.source_table(tool_table([*tools, workflow, None]))
+
+
+@pytest.mark.knime_launcher
+@pytest.mark.parametrize("trust_all_servers", [False, True])
+def test_with_knimes_tool_type_a_knime_mcp_tool_is_called_as_data_through_this_extensions_client(
+    knime_tool_branch: Any, demo_http_url: str, trust_all_servers: bool
+) -> None:
+    # Given a tools table with nothing but KNIME Tool cells, one of them the loopback demo server's echo
+    tools = _knime_mcp_tools(knime_tool_branch, demo_http_url, "echo")
+    data = node_host.source_table(pd.DataFrame({"text": ["hi", "there"]}))
+    node = _caller(tool__name="echo", calls__on_error="COLUMN", calls__trust_all_servers=trust_all_servers)
+    # When the caller is configured and executed
+    (spec,) = node_host.configure_node(node, ConfigureContext(), data.schema, tools.schema)
+    assert spec.column_names == ["text", *RESULTS]
+    # Then its server is data, as an unsealed MCP Tool cell's: refused at a loopback address unless trusted
+    if not trust_all_servers:
+        with pytest.raises(knext.InvalidParametersError, match="127.0.0.1, a loopback address"):
+            node_host.execute_node(node, ExecuteContext(), data, tools)
+        return
+    (out,) = node_host.execute_node(node, ExecuteContext(), data, tools)
+    frame = out.to_pandas()
+    assert list(frame["Result"]) == ["hi", "there"] and not frame["Is error"].any()
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_a_knime_mcp_tool_naming_a_credential_is_sent_no_secret_unless_trusted(
+    knime_tool_branch: Any, auth_server_url: str, auth_token: str
+) -> None:
+    from real_knime.tool_overlay import tool_table
+
+    # Given a KNIME Tool naming the credential of a server that needs a bearer token
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    cell = knime_tool_branch.Tool.create_mcp_tool("echo", "", schema, auth_server_url, "echo", "mcp-token")
+    tools = node_host.source_table(tool_table([cell]))
+    data = node_host.source_table(pd.DataFrame({"text": ["hi"]}))
+    ctx = ExecuteContext(credentials={"mcp-token": ("", auth_token)})
+    # When the caller runs it, untrusted, Then it is refused before a secret leaves the machine
+    node = _caller(tool__name="", calls__on_error="COLUMN", calls__trust_all_servers=False)
+    with pytest.raises(knext.InvalidParametersError, match="asks for the KNIME credential 'mcp-token'"):
+        node_host.execute_node(node, ctx, data, tools)
+    # And trusted, the call goes through with the credential the cell names, as a bearer token
+    node = _caller(tool__name="", calls__on_error="COLUMN", calls__trust_all_servers=True)
+    (out,) = node_host.execute_node(node, ctx, data, tools)
+    assert list(out.to_pandas()["Result"]) == ["hi"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import knime.extension as knext
 import pandas as pd
@@ -179,3 +180,37 @@ def test_a_document_larger_than_the_largest_document_setting_fails_the_node(tmp_
     node = _http_provider(str(big), document__max_document_mb=1)
     with pytest.raises(knext.InvalidParametersError, match="larger than 1 MB"):
         node_host.execute_node(node, ExecuteContext(), None)
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_http_tools_get_missing_knime_tool_cells_named_in_the_warning(
+    knime_tool_branch: Any, petstore_file: str
+) -> None:
+    from real_knime.tool_overlay import tool_cells
+
+    # Given a KNIME with the unified Tool type, whose MCP kind names an MCP server and cannot describe an HTTP request
+    node = _http_provider(
+        petstore_file, document__base_url="http://petstore.swagger.io/v2", selection__include="^getPetById$"
+    )
+    ctx = ExecuteContext()
+    # When the HTTP Tool Provider is configured and executed
+    (spec,) = node_host.configure_node(node, ConfigureContext(), None)
+    (table,) = node_host.execute_node(node, ctx, None)
+    # Then its columns stay the MCP Tool Provider's (so both tables concatenate), the KNIME Tool cell is missing,
+    # and the warning names the tool and why
+    assert spec.column_names == table.schema.column_names == [*COLUMNS, "KNIME Tool"]
+    assert table.to_pyarrow().column("Name").to_pylist() == ["getPetById"]
+    assert tool_cells(table) == [None]
+    reason = "'getPetById' (an HTTP tool: KNIME's Tool type describes MCP servers only)"
+    assert ctx.warnings and reason in ctx.warnings[-1]
+
+
+def test_a_knime_without_the_unified_tool_type_gets_no_knime_tool_column(petstore_file: str) -> None:
+    node = _http_provider(
+        petstore_file, document__base_url="http://petstore.swagger.io/v2", selection__include="^getPetById$"
+    )
+    ctx = ExecuteContext()
+    (spec,) = node_host.configure_node(node, ConfigureContext(), None)
+    (table,) = node_host.execute_node(node, ctx, None)
+    assert spec.column_names == table.schema.column_names == list(COLUMNS)
+    assert not ctx.warnings

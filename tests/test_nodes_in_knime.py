@@ -84,12 +84,16 @@ SINCE = {
     "server.roots": "0.3.0", "calls.elicitation": "0.3.0", "elicitation": "0.3.0", "sampling": "0.3.0",
     "sampling_max_tokens": "0.3.0", "sampling_max_requests": "0.3.0", "resources": "0.3.0",
     "auth.issuer": "0.4.0", "sampling_max_prompt_bytes": "0.4.0", "document.max_document_mb": "0.4.0",
+    "provider": "0.5.0", "api_version": "0.5.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {
     "MCPToolProvider": {"server.server": "demo", "auth.kind": "BEARER", "auth.credential": "mcp-token"},
     "MCPToolCaller": {"tool.name": "echo", "tool.mapping": '{"text": "{x}"}', "calls.concurrency": 8},
-    "ChatModelConnector": {"model": "local-model", "set_temperature": False, "max_tokens": 512},
+    "ChatModelConnector": {
+        "provider": "AZURE", "base_url": "https://example-resource.openai.azure.com", "api_version": "2024-10-21",
+        "model": "local-model", "credential": "llm", "set_temperature": False, "max_tokens": 512,
+    },
     "AgentPrompter": {"user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN"},
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
@@ -564,7 +568,7 @@ def test_a_node_canceled_while_it_runs_gives_no_output(node_id: str, demo_tools:
     # When the user cancels it, Then KNIME marks it canceled and drops its outputs
     with pytest.raises((CancelledByUser, node_host.NodeCanceled)):
         node_host.execute_node(
-            _node(node_id, **CHANGED[node_id]), ExecuteContext(cancel_when=lambda: True), *inputs[node_id]
+            _node(node_id, **CHANGED[node_id]), ExecuteContext(CREDENTIALS, cancel_when=lambda: True), *inputs[node_id]
         )
 
 

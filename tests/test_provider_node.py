@@ -7,6 +7,7 @@ import logging
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import knime.extension as knext
@@ -333,3 +334,89 @@ def test_provider_settings_saved_by_0_2_0_without_the_oauth_parameters_load_with
     assert (loaded.auth.kind, loaded.auth.client_id, loaded.auth.scope, loaded.auth.sign_in_again) == (
         "BEARER", "", "", False
     )
+
+
+def test_a_knime_without_the_unified_tool_type_gets_no_knime_tool_column_and_no_warning(demo_http_url: str) -> None:
+    # Given KNIME as released (5.5.3, master, the stand-in): knime.types.tool has no Tool
+    node = _provider(demo_http_url, selection__prefix="", selection__include="^echo$")
+    ctx = ExecuteContext()
+    # When the provider is configured and executed
+    (spec,) = node_host.configure_node(node, ConfigureContext())
+    (table,) = node_host.execute_node(node, ctx)
+    # Then the columns are the MCP Tool Provider's alone, and nothing is said about KNIME Tool values
+    assert spec.column_names == table.schema.column_names == COLUMNS
+    assert not ctx.warnings
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_the_provider_adds_knime_tool_values_of_its_url_servers_tools(
+    knime_tool_branch: Any, demo_http_url: str
+) -> None:
+    from real_knime.tool_overlay import tool_cells
+
+    # Given a KNIME with the unified Tool type and a provider for an http server, with a name prefix
+    node = _provider(demo_http_url, selection__prefix="demo", selection__include="^(echo|add)$")
+    ctx = ExecuteContext()
+    # When it is configured and executed
+    (spec,) = node_host.configure_node(node, ConfigureContext())
+    (table,) = node_host.execute_node(node, ctx)
+    # Then a KNIME Tool column of KNIME's type follows the MCP Tool Provider's columns, at configure as at execute
+    assert spec.column_names == [*COLUMNS, "KNIME Tool"]
+    assert spec["KNIME Tool"].ktype == knext.logical(knime_tool_branch.Tool)
+    assert table.schema.column_names == spec.column_names
+    assert table.schema["KNIME Tool"].ktype == spec["KNIME Tool"].ktype
+    # And each cell, read back through KNIME's Arrow backend, is an MCP Tool of KNIME's own naming the server's tool
+    names = table.to_pyarrow().column("Name").to_pylist()
+    schemas = table.to_pyarrow().column("Input Schema").to_pylist()
+    cells = tool_cells(table)
+    assert [cell.tool_type for cell in cells] == [knime_tool_branch.ToolType.MCP] * 2
+    assert [cell.name for cell in cells] == [name.removeprefix("demo_") for name in names] == ["echo", "add"]
+    assert {cell.server_uri for cell in cells} == {demo_http_url}
+    assert [cell.parameter_schema for cell in cells] == [json.loads(text) for text in schemas]
+    assert all(cell.description and cell.credential_name is None for cell in cells)
+    assert not ctx.warnings
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_a_bearer_credential_travels_by_name_never_the_token(
+    knime_tool_branch: Any, auth_server_url: str, auth_token: str
+) -> None:
+    from real_knime.tool_overlay import tool_cells
+
+    node = _provider(auth_server_url, auth__kind="BEARER", auth__credential="mcp-token", selection__prefix="")
+    (table,) = node_host.execute_node(node, ExecuteContext(credentials={"mcp-token": ("", auth_token)}))
+    cells = tool_cells(table)
+    assert cells and {cell.credential_name for cell in cells} == {"mcp-token"}
+    assert auth_token not in str(table.to_pyarrow().to_pylist())
+
+
+@pytest.mark.knime_launcher
+def test_with_knimes_tool_type_a_stdio_servers_tools_get_missing_cells_named_in_the_warning(
+    knime_tool_branch: Any,
+) -> None:
+    from real_knime.tool_overlay import tool_cells
+
+    # Given the bundled demo server, which starts over stdio: KNIME's Tool type names a server by its URL only
+    node = _provider("demo", selection__prefix="", selection__include="^(echo|add)$")
+    ctx = ExecuteContext()
+    (table,) = node_host.execute_node(node, ctx)
+    # Then the tools are listed, with missing KNIME Tool cells, and the warning names them with the reason
+    assert table.to_pyarrow().column("Name").to_pylist() == ["echo", "add"]
+    assert tool_cells(table) == [None, None]
+    assert ctx.warnings and "2 tools have no KNIME Tool value" in ctx.warnings[-1]
+    assert "'echo' (a stdio server)" in ctx.warnings[-1] and "'add' (a stdio server)" in ctx.warnings[-1]
+
+
+@pytest.mark.knime_launcher
+def test_a_tool_type_knimes_python_cannot_express_counts_as_no_tool_type(demo_http_url: str) -> None:
+    from real_knime.tool_overlay import branch_tool_type
+
+    # Given the branch's Tool registered with knime-core's byte discriminator, which knime-python's schema lacks
+    with branch_tool_type(discriminator="byte"):
+        node = _provider(demo_http_url, selection__prefix="", selection__include="^echo$")
+        ctx = ExecuteContext()
+        # When the provider runs, Then it gives the released columns, without an error
+        (spec,) = node_host.configure_node(node, ConfigureContext())
+        (table,) = node_host.execute_node(node, ctx)
+    assert spec.column_names == table.schema.column_names == COLUMNS
+    assert not ctx.warnings

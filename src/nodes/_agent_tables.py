@@ -8,6 +8,7 @@ from typing import Any
 
 import knime.extension as knext
 
+from nodes._knime_tools import is_knime_tool
 from nodes._tables import knime_columns
 
 __all__ = ["KnimeTables", "data_output_tables", "has_ports", "is_workflow_column", "log_schema", "tool_frame"]
@@ -24,8 +25,9 @@ def _workflow_tool_type() -> knext.KnimeType | None:
 
 
 def is_workflow_column(column: knext.Column) -> bool:
+    """A column of KNIME's WorkflowTool type, or of its unified Tool type where KNIME has it (both kinds)."""
     kind = _workflow_tool_type()
-    return kind is not None and column.ktype == kind
+    return (kind is not None and column.ktype == kind) or is_knime_tool(column)
 
 
 def tool_frame(arrow: Any, column: str) -> Any:

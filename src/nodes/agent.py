@@ -24,6 +24,7 @@ from nodes._agent_tables import KnimeTables, data_output_tables, has_ports, is_w
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import SignInNotice, check_credentials, credential_lookup
 from nodes._errors import knime_errors
+from nodes._knime_tools import split_tool_cells, valid_cells
 from nodes._tables import is_string_column, read_pyarrow
 from nodes._tool_settings import (
     DestructiveOptions,
@@ -148,7 +149,8 @@ class AgentPrompter:
     )
     workflow_column = knext.ColumnParameter(
         "Workflow tool column",
-        "The column holding KNIME workflow tools (KNIME 5.5 and later); none chosen: the first such column, if any.",
+        "The column holding KNIME tools: workflow tools (KNIME 5.5 and later) and, where KNIME has its Tool type, "
+        "MCP tools of KNIME's own (called through this extension); none chosen: the first such column, if any.",
         port_index=1,
         column_filter=is_workflow_column,
     )
@@ -276,11 +278,12 @@ class AgentPrompter:
             arrow = read_pyarrow(tools)
             caller = CallerThread()
             mcp_tools = tools_from_frame(tool_frame(arrow, mcp_column), mcp_column) if mcp_column else []
+            cells, knime_mcp_tools = split_tool_cells(_cells(arrow, workflow_column), mcp_tools)
+            mcp_tools += knime_mcp_tools
             check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
             repository = DataRepository(KnimeTables())
             for number, table in enumerate(data, start=1):
                 repository.add(table, name=f"input_table_{number}", description=f"Data input {number} of the node")
-            cells = _cells(arrow, workflow_column)
             local, notes = workflow_tools(cells, ctx, caller, repository)
             outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
             uses_data = bool(data) or outputs > 0 or any(has_ports(cell) for cell in cells)
@@ -356,9 +359,5 @@ class AgentPrompter:
 
 
 def _cells(arrow: Any, column: str | None) -> list[Any]:
-    """The workflow tools of ``column``, read after its missing cells are left out: KNIME's WorkflowTool type fails to
-    read a missing cell (``decode(None)``), and a tools table concatenated from MCP and workflow tools has them."""
-    if column is None:
-        return []
-    cells = arrow.column(column)
-    return cells.filter(cells.is_valid()).to_pylist()
+    """The tools of the KNIME tool column ``column`` (``valid_cells``), none without one."""
+    return [] if column is None else valid_cells(arrow, column)

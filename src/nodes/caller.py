@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 import knime.extension as knext
 
 from nodes import CATEGORY
+from nodes._agent_tables import tool_frame
 from nodes._credentials import SignInNotice, credential_lookup
 from nodes._errors import knime_errors
 from nodes._images import with_png_cells
-from nodes._tables import arrow_batches, knime_columns, read_pandas
+from nodes._knime_tools import is_knime_tool, split_tool_cells, valid_cells
+from nodes._tables import arrow_batches, knime_columns, read_pyarrow
 from nodes._tool_settings import (
     browser_sign_in_parameter,
     elicitation_mode,
@@ -23,6 +25,7 @@ LOGGER = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from knime_mcp.caller.table import CallerOptions
+    from knime_mcp.tools.tool import MCPTool
 
 
 class ErrorHandlingOptions(knext.EnumParameterOptions):
@@ -128,6 +131,11 @@ class MCPToolCaller:
     A long call's progress shows in the node's progress message, and the server's log messages in the KNIME log. A
     tool that asks for input while it runs (a form) fails its row, unless *When a tool asks for input* answers forms
     whose fields all have defaults with them; requests for the help of a model (sampling) are declined.
+
+    In a KNIME with its unified Tool type, the tools table may also hold KNIME's own Tool values of type MCP (a
+    *KNIME Tool* column, e.g. made by KNIME's nodes): they are called through this extension's client, with the
+    credential they name as a bearer token. Their servers count as data, like tools not listed by a provider on this
+    machine: only public http(s) addresses, and no credential, unless *Trust every server in the tools table* is on.
     """
 
     tool = ToolSettings()
@@ -139,7 +147,7 @@ class MCPToolCaller:
         from knime_mcp.caller.table import result_columns
         from knime_mcp.tools.arrow import TOOL_COLUMN
 
-        if TOOL_COLUMN not in tools.column_names:
+        if TOOL_COLUMN not in tools.column_names and _knime_tool_column(tools) is None:
             raise knext.InvalidParametersError(
                 f"The tools table has no '{TOOL_COLUMN}' column. Connect the output of an MCP Tool Provider."
             )
@@ -149,14 +157,13 @@ class MCPToolCaller:
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
         from knime_mcp.caller.table import call_table_sync, result_columns, select_tool
-        from knime_mcp.tools.arrow import tools_from_frame
 
         output = knext.BatchOutputTable.create(row_ids="keep")
         images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
         notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
             summary = call_table_sync(
-                select_tool(tools_from_frame(read_pandas(tools)), self.tool.name),
+                select_tool(_tools(tools), self.tool.name),
                 arrow_batches(data),
                 lambda batch: output.append(with_png_cells(batch, images)),
                 options=self._options(),
@@ -184,3 +191,19 @@ class MCPToolCaller:
             trust_all_servers=self.calls.trust_all_servers,
             elicitation=elicitation_mode(self.calls.elicitation),
         )
+
+
+def _knime_tool_column(schema: knext.Schema) -> str | None:
+    """The first column of KNIME's unified Tool type, where KNIME has it."""
+    return next((column.name for column in schema if is_knime_tool(column)), None)
+
+
+def _tools(table: knext.Table) -> list[MCPTool]:
+    """The tools of the tools table: its MCP Tool cells, and the MCP tools of its KNIME Tool cells that those do not
+    already give (KNIME's workflow tools there are not called by this node)."""
+    from knime_mcp.tools.arrow import TOOL_COLUMN, tools_from_frame
+
+    arrow = read_pyarrow(table)
+    listed = tools_from_frame(tool_frame(arrow, TOOL_COLUMN)) if TOOL_COLUMN in arrow.column_names else []
+    column = _knime_tool_column(table.schema)
+    return [*listed, *(split_tool_cells(valid_cells(arrow, column), listed)[1] if column else [])]

@@ -13,7 +13,7 @@ from nodes._credentials import credential_names
 from nodes._errors import knime_errors
 from nodes._settings import AuthOptions, TimeoutSettings, timeout_limits, untrusted_hint
 from nodes._tables import read_pandas
-from nodes.provider import SelectionSettings, output_schema, selection_options
+from nodes.provider import SelectionSettings, output_schema, selection_options, tools_output
 
 if TYPE_CHECKING:
     from knime_mcp.config import AuthRef
@@ -146,6 +146,10 @@ class HTTPToolProvider:
     not offered for HTTP tools. The *MCP Tool* column never holds a secret. The credential goes only to the origin
     the document was read from or to the *Base URL* you set: a document is data, and one that names another host
     (or a document from a file, which has no origin) needs that server as *Base URL* before it gets the credential.
+
+    In a KNIME with its unified Tool type, the *KNIME Tool* column of the MCP Tool Provider is there too, so both
+    tables concatenate; KNIME's type describes MCP servers only, so every HTTP tool gets a missing cell there, named
+    in the warning.
     """
 
     document = DocumentSettings()
@@ -170,7 +174,6 @@ class HTTPToolProvider:
     def execute(self, ctx: knext.ExecutionContext, webhooks: knext.Table | None) -> knext.Table:
         from knime_mcp.calls.listing import list_http_tools
         from knime_mcp.mcp.sync import run_sync
-        from knime_mcp.tools.arrow import tools_to_table
 
         with knime_errors():
             auth = self._auth()
@@ -188,9 +191,7 @@ class HTTPToolProvider:
                 max_document_bytes=self.document.max_document_mb * 2**20,
                 cancelled=ctx.is_canceled,
             )
-        if listing.notes:
-            ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
-        return knext.Table.from_pyarrow(tools_to_table(listing.tools))
+        return tools_output(ctx, listing.tools, listing.notes)
 
     def _auth(self) -> AuthRef | DocumentApiKey | None:
         """The API's authentication; a key whose name is left empty takes the document's (known once it is read)."""

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import knime.extension as knext
 
 from nodes import CATEGORY
 from nodes._errors import knime_errors
+from nodes._knime_tools import with_knime_tools, with_knime_tools_column
 from nodes._server import server_connection
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
 from nodes._tables import knime_columns
 from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool_policy, unannotated_parameter
+
+if TYPE_CHECKING:
+    from knime_mcp.tools.tool import MCPTool
 
 LOGGER = logging.getLogger(__name__)
 
@@ -55,12 +60,27 @@ def selection_options(selection: SelectionSettings) -> dict[str, Any]:
 
 
 def output_schema() -> knext.Schema:
-    """The tools table's columns, which the HTTP Tool Provider's output shares."""
+    """The tools table's columns, which the HTTP Tool Provider's output shares: with the *KNIME Tool* column where
+    KNIME has its Tool type."""
     from knime_mcp.tools.arrow import BOOL_COLUMNS, COLUMNS
 
-    return knext.Schema.from_columns(
-        knime_columns((name, "boolean" if name in BOOL_COLUMNS else "string") for name in COLUMNS)
+    return with_knime_tools_column(
+        knext.Schema.from_columns(
+            knime_columns((name, "boolean" if name in BOOL_COLUMNS else "string") for name in COLUMNS)
+        )
     )
+
+
+def tools_output(ctx: knext.ExecutionContext, tools: Sequence[MCPTool], notes: Sequence[str]) -> knext.Table:
+    """The providers' output table of ``tools``, with the listing's ``notes`` and the tools that have no KNIME Tool
+    value in the node warning."""
+    from knime_mcp.tools.arrow import tools_to_table
+
+    table, left_out = with_knime_tools(tools_to_table(tools), tools)
+    notes = [*notes, *([left_out] if left_out else [])]
+    if notes:
+        ctx.set_warning(f"{len(notes)} note(s): " + " | ".join(notes))
+    return knext.Table.from_pyarrow(table)
 
 
 @knext.node(
@@ -102,6 +122,13 @@ class MCPToolProvider:
     Caller downstream, need no sign-in. *Sign in again* forgets them first. *OAuth client credentials* gets a token
     without a person, for KNIME Hub executors and batch runs, with a client id and secret from a KNIME credential.
 
+    **KNIME Tool column.** In a KNIME whose Python API has KNIME's unified Tool type (knime.types.tool.Tool, not in
+    a release yet), a *KNIME Tool* column follows, holding each tool as KNIME's own MCP tool value (server URL, the
+    server's name for the tool, description, parameter schema and, for a bearer token, the credential's name), so
+    the table can be concatenated with KNIME workflow tools and fed to KNIME's own agent nodes. A tool that value
+    cannot describe (a stdio server, OAuth, other authentication, extra headers, SSE, a task-only tool) gets a
+    missing cell and is named in the warning. Without the type, the column is not there.
+
     **Roots.** *Folders the server may see (stdio)* lists the folders a stdio server is told it may work in when it
     asks (MCP roots); they travel with the tools table, so the Tool Caller and Agent Prompter offer the same ones.
     Without folders, the server is offered none.
@@ -120,7 +147,6 @@ class MCPToolProvider:
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
         from knime_mcp.calls.listing import list_server_tools
         from knime_mcp.mcp.sync import run_sync
-        from knime_mcp.tools.arrow import tools_to_table
 
         with knime_errors():
             spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
@@ -130,6 +156,4 @@ class MCPToolProvider:
                 **selection_options(self.selection),
                 **connection,
             )
-        if listing.notes:
-            ctx.set_warning(f"{len(listing.notes)} note(s): " + " | ".join(listing.notes))
-        return knext.Table.from_pyarrow(tools_to_table(listing.tools))
+        return tools_output(ctx, listing.tools, listing.notes)

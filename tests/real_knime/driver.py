@@ -133,6 +133,11 @@ def _session() -> _Knime:
     return _knime
 
 
+def backend() -> Any:
+    """KNIME's node backend of this process (``_KnimeNodeBackend``), e.g. to register a column type as Java does."""
+    return _session().backend
+
+
 def source_table(data: Any, batch_size: int | None = None) -> Any:
     """An ``execute`` input built from ``data``, as KNIME hands over a table from upstream: in one batch unless
     ``batch_size`` says otherwise, with the batches Python reported writing it, so without rows in none at all.
@@ -328,6 +333,8 @@ def _upstream_port(value: Any) -> kn.Port:
 
 
 def _spec_to_java(run: _NodeRun, port: kn.Port, spec: Any) -> Any:
+    if isinstance(spec, launcher._PythonPortObjectSpec):  # already as Java holds it: another extension's spec
+        return spec
     if port.type == kn.PortType.TABLE:
         return launcher._PythonPortObjectSpec(_DATA_TABLE_SPEC, _with_column_metadata(spec.serialize()))
     return run.knime.registry.spec_from_python(spec, _upstream_port(spec), "0:0", 0)
@@ -350,12 +357,28 @@ def _spec_downstream(spec: Any, port: kn.Port) -> Any:
 
 def _object_to_java(run: _NodeRun, port: kn.Port, value: Any) -> Any:
     knime = run.knime
+    if isinstance(value, java.BinaryPortObject):  # already as Java holds it: another extension's port object
+        return value
     if port.type == kn.PortType.TABLE:
         return knime.upstream_table(_knime_table(value))
     upstream = _upstream_port(value.spec)
     return knime.store(
         knime.registry.port_object_from_python(value, knime.file_stores.create_filestore_file, upstream, "0:0", 0)
     )
+
+
+def foreign_port_object(port_type_id: str, data: dict[str, Any], content: bytes = b"") -> java.BinaryPortObject:
+    """A port object of a port type another Python extension registered, as KNIME hands it to a node of this one.
+
+    KNIME's Java side knows every Python-defined port type as one Java type, ``PythonBinaryBlobFileStorePortObject``
+    (``PythonPortTypeRegistry.getPortTypeForIdentifier``: "for other custom ports"), so it connects any of them to
+    any custom input port. What travels is the spec JSON ``{"id": <port type id>, "data": <spec.serialize()>}`` the
+    other extension's launcher wrote, and the file its ``serialize()`` filled; ``getSpec()`` gives the spec alone,
+    for ``configure``."""
+    path, _ = _session().file_stores.create_file_store()
+    Path(path).write_bytes(content)
+    spec = launcher._PythonPortObjectSpec(java.BINARY_PORT_OBJECT_SPEC, {"id": port_type_id, "data": data})
+    return java.BinaryPortObject(spec, path)
 
 
 def workflow_tool(

@@ -46,6 +46,7 @@ _VALUE_CLASSES = {
     "String": "org.knime.core.data.StringValue",
     "PNG Image": "org.knime.core.data.image.png.PNGImageValue",
     "Workflow Tool": "org.knime.core.node.agentic.tool.WorkflowToolValue",
+    "Tool": "org.knime.core.node.agentic.tool.ToolValue",
 }
 """Preferred value class per displayed type name (KNIME's class names; others get ``DataValue``)."""
 

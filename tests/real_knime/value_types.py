@@ -65,9 +65,33 @@ VALUE_FACTORIES: list[tuple[str, str, str, _Type, str]] = [
 """(Python module, Python value factory, KNIME type name, data spec and traits, Python value type)."""
 
 
+def tool_factory(discriminator: str = "int") -> tuple[str, str, str, _Type, str]:
+    """KNIME's unified Tool (its unreleased mcp-tools branch, see ``real_knime.tool_overlay``), as the branch's
+    ``tool.py`` writes it: the tool type's index, name, description, parameter schema (JSON), input and output ports
+    (JSON text), message output port index, a reserved field, server URI and credential name. knime-core's
+    ``ToolValueFactory`` declares the index as a byte (``discriminator="byte"``), which knime-python's schema cannot
+    express (``knext.logical`` then raises TypeError); ``"int"`` is the form Python can use."""
+    table_data = _struct(
+        _simple(discriminator), _STRING, _STRING, _STRING, _STRING, _STRING, _simple("int"), _STRING, _STRING, _STRING
+    )
+    spec = _file_store_value("org.knime.core.node.agentic.tool.ToolValueFactory", table_data)
+    return "knime.types.tool", "ToolValueFactory", "Tool", spec, "knime.types.tool.Tool"
+
+
 def register(entry_point: Any) -> None:
     """Register every value factory through ``entry_point``, as KNIME does when it starts a Python process."""
-    for module, factory, type_name, (spec, traits), value_type in VALUE_FACTORIES:
-        entry_point.registerPythonValueFactory(
-            module, factory, type_name, json.dumps(spec), json.dumps(traits), value_type, True
-        )
+    for entry in VALUE_FACTORIES:
+        _register(entry_point, entry)
+
+
+def register_tool(entry_point: Any, discriminator: str = "int") -> None:
+    """Register :func:`tool_factory`, as a KNIME built from the mcp-tools branch does; never done by
+    :func:`register`, as released KNIME has no such type."""
+    _register(entry_point, tool_factory(discriminator))
+
+
+def _register(entry_point: Any, entry: tuple[str, str, str, _Type, str]) -> None:
+    module, factory, type_name, (spec, traits), value_type = entry
+    entry_point.registerPythonValueFactory(
+        module, factory, type_name, json.dumps(spec), json.dumps(traits), value_type, True
+    )

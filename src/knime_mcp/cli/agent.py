@@ -3,7 +3,7 @@ OpenAPI documents, and the conversation and the tool-call log are printed.
 
 The tools left out by the policy reach stderr as the warnings :func:`~knime_mcp.agent.loop.run_agent` logs.
 
-    knime-mcp agent http://127.0.0.1:8000/mcp --model llama3.2 --base-url http://localhost:11434/v1 --prompt 'Hi'
+    knime-mcp agent http://127.0.0.1:8000/mcp --provider ollama --model llama3.2 --prompt 'Hi'
     knime-mcp agent --openapi openapi.json --model gpt-4o-mini --api-key-env OPENAI_API_KEY --prompt 'Find pet 7'
 """
 
@@ -19,13 +19,13 @@ from knime_mcp.cli.servers import SignInPrompt, server_spec
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
-from knime_mcp.llm.chat_model import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
+from knime_mcp.llm.chat_model import DEFAULT_REQUEST_TIMEOUT, PROVIDERS, ChatModelConfig
 
 if TYPE_CHECKING:
     from knime_mcp.agent.loop import AgentRun
     from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["add_agent_options", "run_agent_command"]
+__all__ = ["add_agent_options", "chat_model_config", "run_agent_command"]
 
 
 def add_agent_options(agent: argparse.ArgumentParser) -> None:
@@ -34,8 +34,15 @@ def add_agent_options(agent: argparse.ArgumentParser) -> None:
         "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
     )
     agent.add_argument("--prompt", required=True, help="the user message")
-    agent.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenAI-compatible API root")
-    agent.add_argument("--model", required=True, help="the model's name on that server")
+    agent.add_argument("--provider", choices=list(PROVIDERS), default="openai", help="the chat model's API")
+    agent.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the provider's endpoint (default: the provider's own; azure: the resource's endpoint; openai: the API "
+        "root of any OpenAI-compatible server)",
+    )
+    agent.add_argument("--api-version", metavar="VERSION", help="azure: the API version, e.g. 2024-10-21")
+    agent.add_argument("--model", required=True, help="the model's name at the provider (azure: the deployment's)")
     agent.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     agent.add_argument("--system", help="the system message (default: a short helpful-assistant one)")
     agent.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
@@ -52,13 +59,41 @@ def add_agent_options(agent: argparse.ArgumentParser) -> None:
     add_policy_options(agent, "block")
 
 
+def chat_model_config(args: argparse.Namespace) -> ChatModelConfig:
+    """The chat model the flags describe; its key stays in the environment variable they name. A flag the provider
+    needs, or one it has no use for, is a usage error that names it, found before anything connects."""
+    info = PROVIDERS[args.provider]
+    if not args.base_url and info.default_base_url is None:
+        raise UsageError(
+            f"--provider {args.provider} needs --base-url, the endpoint of your resource.",
+            hint=f"Pass --base-url {info.example_base_url}.",
+        )
+    if info.needs_api_version and not args.api_version:
+        raise UsageError(
+            f"--provider {args.provider} needs --api-version.",
+            hint="Pass an API version your deployment supports, e.g. --api-version 2024-10-21.",
+        )
+    if args.api_version is not None and not info.needs_api_version:
+        raise UsageError(f"--api-version is not used by --provider {args.provider}.", hint="Leave out --api-version.")
+    return ChatModelConfig(
+        provider=args.provider,
+        base_url=args.base_url,
+        model=args.model,
+        api_version=args.api_version,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout=args.request_timeout,
+    )
+
+
 def run_agent_command(
     args: argparse.Namespace, command: list[str], out: TextIO, err: TextIO, show: SignInPrompt
 ) -> int:
     from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
     from knime_mcp.calls.listing import list_server_tools
     from knime_mcp.config import ServerRequestPolicy
-    from knime_mcp.llm.chat_model import ChatModelConfig, build_chat_model, resolve_api_key
+    from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
     from knime_mcp.mcp.sync import run_sync
 
     targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
@@ -67,14 +102,7 @@ def run_agent_command(
         raise UsageError("--name names a single server; leave it out with several servers.")
     files = ToolSource(args, [], err) if args.tools or args.openapi else None
     specs = [server_spec(words, args) for words in targets] or ([] if files else [demo_server_spec()])
-    model = ChatModelConfig(
-        base_url=args.base_url,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        timeout=args.request_timeout,
-    )
+    model = chat_model_config(args)
     api_key = resolve_api_key(model)
     config = AgentConfig(
         iteration_limit=DEFAULT_ITERATION_LIMIT if args.iteration_limit is None else args.iteration_limit,

@@ -57,7 +57,7 @@ __all__ = ["CLIENT_INFO", "LiveSession", "MismatchedResult", "SessionKeeper"]
 
 logger = logging.getLogger(__name__)
 
-CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.4.0")
+CLIENT_INFO = mcp.types.Implementation(name="knime-mcp", version="0.5.0")
 """How this client names itself in the handshake."""
 _CLOSE_GRACE_SECONDS = 5.0
 _CANCEL_FLUSH_SECONDS = 0.25
