@@ -18,6 +18,7 @@ knext.category(
 
 # Nodes are declared after their category.
 from nodes.agent import AgentPrompter  # noqa: E402
+from nodes.agent_chat import AgentChat  # noqa: E402
 from nodes.caller import MCPToolCaller  # noqa: E402
 from nodes.chat_model import ChatModelConnector  # noqa: E402
 from nodes.http_provider import HTTPToolProvider  # noqa: E402
@@ -26,6 +27,6 @@ from nodes.provider import MCPToolProvider  # noqa: E402
 from nodes.resource_reader import MCPResourceReader  # noqa: E402
 
 __all__ = [
-    "AgentPrompter", "ChatModelConnector", "HTTPToolProvider", "MCPPrompt", "MCPResourceReader", "MCPToolCaller",
-    "MCPToolProvider",
+    "AgentChat", "AgentPrompter", "ChatModelConnector", "HTTPToolProvider", "MCPPrompt", "MCPResourceReader",
+    "MCPToolCaller", "MCPToolProvider",
 ]  # fmt: skip

@@ -3,11 +3,14 @@ what it was sent, so a test shows exactly what the model was told and what it an
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from pydantic import Field
 
 
@@ -22,6 +25,19 @@ class ScriptedChatModel(GenericFakeChatModel):
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         self.requests.append((list(messages), kwargs.get("tools")))
         return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        """The reply word by word, then its tool calls as the chunks a provider streams them in (the parent class
+        streams text only, so a streamed tool call would be lost)."""
+        message = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
+        for word in re.split(r"(\s)", message.text) if message.text else []:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=word, id=message.id))
+        pieces = [
+            {"id": c["id"], "name": c["name"], "args": json.dumps(c["args"]), "index": i, "type": "tool_call_chunk"}
+            for i, c in enumerate(message.tool_calls)
+        ]
+        if pieces:
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", id=message.id, tool_call_chunks=pieces))
 
 
 def scripted(*replies: AIMessage) -> ScriptedChatModel:

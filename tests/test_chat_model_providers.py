@@ -20,7 +20,7 @@ from knime_mcp.llm.chat_model import (
     model_label,
     model_name,
 )
-from knime_mcp.llm.retry_after import retry_after
+from knime_mcp.net.retry_after import retry_after
 
 API_KEY = "sk-canary-0b9f44"
 ENDPOINTS = {

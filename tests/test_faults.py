@@ -298,6 +298,25 @@ async def test_a_retry_after_beyond_the_cap_is_not_waited_for_and_the_server_is_
     assert _seen(fake_misbehaving_url, key).count("tools/call") == 1
 
 
+async def test_a_retry_after_given_as_an_http_date_counts_as_the_time_until_then(
+    fake_misbehaving_url: str, key: str
+) -> None:
+    from email.utils import formatdate
+    from time import time
+
+    # Given a server that refuses every call until an hour from now, naming the time as an HTTP date (RFC 9110)
+    until = formatdate(time() + 3600, usegmt=True)
+    spec = _spec(fake_misbehaving_url, "status", key, code=429, times=100, retry_after=until, on="tools/call")
+    async with ClientPool() as pool:
+        with anyio.fail_after(20):
+            outcome = await Dispatcher(pool, retry=RetryPolicy(attempts=3)).call(
+                _echo(spec, READ_ONLY), {"text": "one"}
+            )
+    # Then the wait counts as an hour: not retried, and the message says when
+    assert outcome.record.attempts == 1
+    assert re.search(r"HTTP 429; it asked to retry after 3[56]\d\d(\.\d+)? s \(at ", str(outcome.error))
+
+
 async def test_a_tool_schema_nested_1000_levels_gets_a_message_that_says_so(
     fake_misbehaving_url: str, key: str
 ) -> None:

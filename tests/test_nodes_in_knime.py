@@ -31,6 +31,7 @@ from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes import CATEGORY
 from nodes.agent import AgentPrompter
+from nodes.agent_chat import AgentChat
 from nodes.caller import MCPToolCaller
 from nodes.chat_model import CHAT_MODEL_PORT_ID, NO_API_KEY, ChatModelConnector, ChatModelPortObject
 from nodes.http_provider import HTTPToolProvider
@@ -46,6 +47,7 @@ NODES: dict[str, Callable[[], Any]] = {
     "MCPToolCaller": MCPToolCaller,
     "ChatModelConnector": ChatModelConnector,
     "AgentPrompter": AgentPrompter,
+    "AgentChat": AgentChat,
     "MCPResourceReader": MCPResourceReader,
     "MCPPrompt": MCPPrompt,
     "HTTPToolProvider": HTTPToolProvider,
@@ -65,9 +67,10 @@ ADVANCED = {
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
-        "sampling_max_prompt_bytes", "sampling_max_requests", "resources",
+        "sampling_max_prompt_bytes", "sampling_max_requests", "resources", "ask_unannotated", "ask_pattern",
     },
 }  # fmt: skip
+ADVANCED["AgentChat"] = ADVANCED["AgentPrompter"] - {"elicitation", "browser_sign_in"}
 _SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive"}
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
@@ -85,6 +88,8 @@ SINCE = {
     "sampling_max_tokens": "0.3.0", "sampling_max_requests": "0.3.0", "resources": "0.3.0",
     "auth.issuer": "0.4.0", "sampling_max_prompt_bytes": "0.4.0", "document.max_document_mb": "0.4.0",
     "provider": "0.5.0", "api_version": "0.5.0",
+    "ask_destructive": "0.5.0", "ask_unannotated": "0.5.0", "ask_pattern": "0.5.0", "ask_all": "0.5.0",
+    "show_tool_calls": "0.5.0", "initial_message": "0.5.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {
@@ -95,6 +100,7 @@ CHANGED = {
         "model": "local-model", "credential": "llm", "set_temperature": False, "max_tokens": 512,
     },
     "AgentPrompter": {"user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN"},
+    "AgentChat": {"initial_message": "Hello", "show_tool_calls": False, "iteration_limit": 3, "ask_all": True},
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
     "HTTPToolProvider": {
@@ -189,6 +195,7 @@ def _input_specs(node_id: str, upstream: dict[str, Any]) -> tuple[Any, ...]:
         "ChatModelConnector": (),
         "MCPToolCaller": (upstream["data"], upstream["tools"]),
         "AgentPrompter": (upstream["model"], upstream["tools"], None, []),
+        "AgentChat": (upstream["model"], upstream["tools"], None, []),
         "MCPResourceReader": (None,),
         "MCPPrompt": (None,),
         "HTTPToolProvider": (None,),

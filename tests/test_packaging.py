@@ -60,6 +60,7 @@ NODE_IDS = {
     "MCPToolCaller": "MCP Tool Caller",
     "ChatModelConnector": "Chat Model Connector",
     "AgentPrompter": "Agent Prompter",
+    "AgentChat": "Agent Chat",
     "MCPResourceReader": "MCP Resource Reader",
     "MCPPrompt": "MCP Prompt",
     "HTTPToolProvider": "HTTP Tool Provider",

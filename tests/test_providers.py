@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from fakes.scripted_providers import ScriptedEndpoint, answer, http_error, tool_calls
+from fakes.scripted_providers import ScriptedEndpoint, answer, cut_off, http_error, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.calls.listing import list_server_tools
@@ -156,3 +156,27 @@ def test_a_servers_sampling_request_is_answered_by_the_providers_model(provider:
     assert "Summarize: a long text" in json.dumps(endpoint.received[1].body)
     assert run.log[0].status == "ok" and run.conversation.new_messages[-1].text == "Done."
     assert "Summary: tiny" in endpoint.dialect.tool_results(endpoint.received[2].body)[0][1]
+
+
+@pytest.mark.parametrize("provider", ALL)
+def test_an_empty_reply_cut_off_at_the_token_limit_says_so_on_every_provider(
+    provider: Provider, demo_tools: list[MCPTool]
+) -> None:
+    # Given a model whose reply stops at the token limit before any text, in the provider's own words
+    with ScriptedEndpoint(provider, [cut_off()]) as endpoint:
+        # When the agent runs, then the error says what happened and what to change
+        with pytest.raises(ChatModelError, match="cut off at the token limit") as caught:
+            _run(provider, endpoint, demo_tools)
+    assert caught.value.hint is not None and "maximum number of tokens" in caught.value.hint
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "ollama"])
+def test_a_sampling_answer_cut_off_at_the_token_limit_tells_the_server_so(provider: Provider) -> None:
+    spec = ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "asking_server.py")]), name="asking")
+    tools = run_sync(list_server_tools, spec).tools
+    replies = [tool_calls(("c1", "summarize", {"text": "a long text"})), cut_off("tin"), answer("Done.")]
+    config = AgentConfig(server_requests=ServerRequestPolicy(sampling=SamplingLimits()))
+    with ScriptedEndpoint(provider, replies) as endpoint:
+        _run(provider, endpoint, tools, config=config)
+    # The server got stopReason maxTokens, which its tool shows
+    assert "Summary: tin (cut off)" in endpoint.dialect.tool_results(endpoint.received[2].body)[0][1]

@@ -29,6 +29,7 @@ _COMMANDS = (
     "call",
     "call-table",
     "agent",
+    "chat",
     "resources",
     "read",
     "prompts",

@@ -42,6 +42,7 @@ __all__ = [
     "TOOL_CALL_ID",
     "TOOL_NAME",
     "Conversation",
+    "awaiting_message",
     "conversation_columns",
     "conversation_table",
     "message_to_row",
@@ -114,6 +115,13 @@ class Conversation:
         if self.error is not None:
             rows.append({**dict.fromkeys(CONVERSATION_COLUMNS), ERROR: self.error})
         return rows
+
+
+def awaiting_message(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    """The last message when it is the model's, with tool calls none of which is answered yet: a run stopped there
+    awaiting a person's approval (:mod:`knime_mcp.agent.approval`), and the next run resumes its calls."""
+    last = messages[-1] if messages else None
+    return last if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls) else None
 
 
 def message_to_row(message: BaseMessage) -> dict[str, str | None]:

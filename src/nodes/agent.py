@@ -8,38 +8,51 @@ from typing import Any
 
 import knime.extension as knext
 
-from knime_mcp.agent.loop import (
-    DEFAULT_ITERATION_LIMIT,
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_SYSTEM_MESSAGE,
-    AgentConfig,
-    run_agent,
-)
-from knime_mcp.config import SamplingLimits, ServerRequestPolicy
+from knime_mcp.agent.loop import AgentConfig, run_agent
 from knime_mcp.errors import ConfigError
-from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes import CATEGORY
-from nodes._agent_options import ErrorOptions, LimitOptions, ToolErrorOptions
-from nodes._agent_tables import KnimeTables, data_output_tables, has_ports, is_workflow_column, log_schema, tool_frame
+from nodes._agent_settings import (
+    allow_parameter,
+    call_timeout_parameter,
+    deny_parameter,
+    errors_parameter,
+    iteration_limit_parameter,
+    max_concurrency_parameter,
+    mcp_column_parameter,
+    on_limit_parameter,
+    output_cap_parameter,
+    resources_parameter,
+    sampling_max_prompt_bytes_parameter,
+    sampling_max_requests_parameter,
+    sampling_max_tokens_parameter,
+    sampling_parameter,
+    system_message_parameter,
+    tool_errors_parameter,
+    workflow_column_parameter,
+)
+from nodes._agent_setup import agent_config, agent_tools, tool_columns
+from nodes._agent_tables import data_output_tables, log_schema
+from nodes._approval_settings import (
+    ask_all_parameter,
+    ask_destructive_parameter,
+    ask_pattern_parameter,
+    ask_unannotated_parameter,
+)
 from nodes._conversation import conversation_schema, knime_conversation
-from nodes._credentials import SignInNotice, check_credentials, credential_lookup
+from nodes._credentials import SignInNotice, credential_lookup
 from nodes._errors import knime_errors
-from nodes._knime_tools import split_tool_cells, valid_cells
-from nodes._tables import is_string_column, read_pyarrow
+from nodes._tables import read_pyarrow
 from nodes._tool_settings import (
     DestructiveOptions,
     browser_sign_in_parameter,
     destructive_parameter,
-    elicitation_mode,
     elicitation_parameter,
-    tool_policy,
     trust_servers_parameter,
     unannotated_parameter,
 )
 from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
 
 LOGGER = logging.getLogger(__name__)
-DEFAULT_SAMPLING = SamplingLimits()
 
 
 _DATA_OUTPUTS = 2
@@ -132,104 +145,47 @@ class AgentPrompter:
     and the size of the server's prompt); a request for input (a form)
     is declined, failing the tool call, unless *When a tool asks for input* answers forms whose fields all have
     defaults with them.
+
+    **Approval before a call.** *Ask before calling* names the calls a person must approve (of destructive tools,
+    of tools without annotations, of tools whose names match a pattern, or every call). Nobody can answer while the
+    node runs, so a model message with such a call ends the run: none of its calls is made, the conversation ends
+    with that message, the tool-call log lists the call with the status *awaiting_approval*, and the node warning
+    says so. To resume, feed the conversation back into the *Conversation* input with an *Approval* column that
+    holds, on its last row, *approve* or *deny* (every waiting call of the message), or a JSON object by call id
+    such as {"call_1": "approve", "call_2": "deny"}, and optionally an *Approval Reason*, which a denied call's
+    message tells the model. The run then makes exactly those calls (and the message's others) and goes on without
+    sending the user message again; a waiting call without a decision keeps waiting, and a decision for a call that
+    is not waiting is an error. The log's *Approval* and *Approval Time* columns keep every decision.
     """
 
-    system_message = knext.MultilineStringParameter(
-        "System message",
-        "Instructions for the model. A notice that tool output is untrusted data is always added.",
-        DEFAULT_SYSTEM_MESSAGE,
-        number_of_lines=4,
-    )
+    system_message = system_message_parameter()
     user_message = knext.MultilineStringParameter("User message", "The prompt for the model.", "", number_of_lines=6)
-    mcp_column = knext.ColumnParameter(
-        "MCP tool column",
-        "The column holding MCP tools; none chosen: the provider's 'MCP Tool' column, if there is one.",
-        port_index=1,
-        column_filter=is_string_column,
-    )
-    workflow_column = knext.ColumnParameter(
-        "Workflow tool column",
-        "The column holding KNIME tools: workflow tools (KNIME 5.5 and later) and, where KNIME has its Tool type, "
-        "MCP tools of KNIME's own (called through this extension); none chosen: the first such column, if any.",
-        port_index=1,
-        column_filter=is_workflow_column,
-    )
-    iteration_limit = knext.IntParameter(
-        "Iteration limit", "The most model calls that may ask for tools in one execution.", DEFAULT_ITERATION_LIMIT,
-        min_value=1,
-    )
-    on_limit = knext.EnumParameter(
-        "When the limit is reached", "What happens when the model still calls tools at the limit.",
-        LimitOptions.FAIL.name, LimitOptions,
-    )
-    errors = knext.EnumParameter(
-        "Error handling", "What happens when the run stops early.", ErrorOptions.FAIL.name, ErrorOptions
-    )
-    tool_errors = knext.EnumParameter(
-        "When a tool call fails", "Whether a failing tool call ends the run.", ToolErrorOptions.MODEL.name,
-        ToolErrorOptions, is_advanced=True,
-    )
-    max_concurrency = knext.IntParameter(
-        "Concurrent tool calls", "The most tool calls of one model message that run at the same time.",
-        DEFAULT_MAX_CONCURRENCY, min_value=1, is_advanced=True,
-    )
-    call_timeout = knext.DoubleParameter(
-        "Tool call timeout (s)",
-        "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider.",
-        0.0, min_value=0.0, is_advanced=True,
-    )
-    output_cap = knext.IntParameter(
-        "Tool output cap (bytes)",
-        "The most UTF-8 bytes of one tool result that reach the model; the rest is cut, with a note saying so.",
-        DEFAULT_LIMIT_BYTES, min_value=MIN_LIMIT_BYTES, is_advanced=True,
-    )
-    allow = knext.StringParameter(
-        "Tool allow-list (regex)", "When set, only tools whose whole name matches may be called.", "",
-        is_advanced=True,
-    )
-    deny = knext.StringParameter(
-        "Tool deny-list (regex)", "Tools whose name matches anywhere are never called.", "", is_advanced=True
-    )
+    mcp_column = mcp_column_parameter()
+    workflow_column = workflow_column_parameter()
+    iteration_limit = iteration_limit_parameter()
+    on_limit = on_limit_parameter()
+    errors = errors_parameter()
+    tool_errors = tool_errors_parameter()
+    max_concurrency = max_concurrency_parameter()
+    call_timeout = call_timeout_parameter()
+    output_cap = output_cap_parameter()
+    allow = allow_parameter()
+    deny = deny_parameter()
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
     browser_sign_in = browser_sign_in_parameter()
     elicitation = elicitation_parameter()
-    sampling = knext.BoolParameter(
-        "Answer sampling requests with the chat model",
-        "An MCP tool may ask the client's model to write something for it while it runs (sampling). Switch this on "
-        "to answer such requests with this node's chat model, within the limits below; each answered request is "
-        "logged. Off, they are declined and the tool is told so. Every request costs tokens of your model.",
-        False,
-        since_version="0.3.0",
-        is_advanced=True,
-    )
-    sampling_max_tokens = knext.IntParameter(
-        "Most tokens per sampling answer",
-        "The longest answer one sampling request gets; a request asking for more gets this many.",
-        DEFAULT_SAMPLING.max_tokens, min_value=1, since_version="0.3.0", is_advanced=True,
-    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
-    sampling_max_prompt_bytes = knext.IntParameter(
-        "Largest sampling prompt (bytes)",
-        "The most a sampling request's prompt (its system prompt and messages, as UTF-8 bytes; about 4 bytes a "
-        "token) may have; a larger request is declined, the tool is told why, and the KNIME log says so.",
-        DEFAULT_SAMPLING.max_prompt_bytes, min_value=1, since_version="0.4.0", is_advanced=True,
-    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
-    sampling_max_requests = knext.IntParameter(
-        "Most sampling requests per execution",
-        "Sampling requests answered per execution, across all servers; later ones are declined.",
-        DEFAULT_SAMPLING.max_requests, min_value=1, since_version="0.3.0", is_advanced=True,
-    ).rule(knext.OneOf(sampling, [True]), knext.Effect.SHOW)
-    resources = knext.BoolParameter(
-        "Offer the servers' resources",
-        "Offer the model two more tools, list_resources and read_resource, to list and read the resources (files, "
-        "documents, images) of the MCP servers in the tools table. Text reaches the model as text, images as images, "
-        "within the tool output cap; calls are logged with the kind 'resource'. The allow-list and the deny-list "
-        "apply to these two names; they only read.",
-        False,
-        since_version="0.3.0",
-        is_advanced=True,
-    )
+    sampling = sampling_parameter()
+    sampling_max_tokens = sampling_max_tokens_parameter(sampling)
+    sampling_max_prompt_bytes = sampling_max_prompt_bytes_parameter(sampling)
+    sampling_max_requests = sampling_max_requests_parameter(sampling)
+    resources = resources_parameter()
+
+    ask_destructive = ask_destructive_parameter()
+    ask_unannotated = ask_unannotated_parameter()
+    ask_pattern = ask_pattern_parameter()
+    ask_all = ask_all_parameter()
 
     def configure(
         self,
@@ -263,49 +219,42 @@ class AgentPrompter:
         history: knext.Table | None,
         data: list[knext.Table],
     ) -> list[Any]:
+        from knime_mcp.agent.approval_column import awaiting_note, table_approver
         from knime_mcp.agent.call_log import log_table
-        from knime_mcp.agent.data import DataRepository
-        from knime_mcp.agent.workflow import workflow_tools
         from knime_mcp.conversation import conversation_table, messages_from_arrow
         from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
         from knime_mcp.mcp.sync import CallerThread, run_sync
-        from knime_mcp.tools.arrow import tools_from_frame
 
         notice = SignInNotice(ctx, LOGGER)
         with knime_errors():
             config = self._config()
-            mcp_column, workflow_column = self._tool_columns(tools.schema)
-            arrow = read_pyarrow(tools)
             caller = CallerThread()
-            mcp_tools = tools_from_frame(tool_frame(arrow, mcp_column), mcp_column) if mcp_column else []
-            cells, knime_mcp_tools = split_tool_cells(_cells(arrow, workflow_column), mcp_tools)
-            mcp_tools += knime_mcp_tools
-            check_credentials(ctx, {tool.server.auth.credential for tool in mcp_tools} - {None})
-            repository = DataRepository(KnimeTables())
-            for number, table in enumerate(data, start=1):
-                repository.add(table, name=f"input_table_{number}", description=f"Data input {number} of the node")
-            local, notes = workflow_tools(cells, ctx, caller, repository)
             outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
-            uses_data = bool(data) or outputs > 0 or any(has_ports(cell) for cell in cells)
+            setup = agent_tools(ctx, self, tools, data, caller, outputs)
+            repository, notes = setup.repository, setup.notes
             credentials = credential_lookup(ctx)
             api_key = resolve_api_key(model.config, credentials)
+            history_table = read_pyarrow(history) if history is not None else None
+            messages = messages_from_arrow(history_table) if history_table is not None else []
+            approver = table_approver(history_table, messages) if history_table is not None else None
             run = run_sync(
                 run_agent,
                 build_chat_model(model.config, api_key),
-                [*mcp_tools, *local],
+                setup.tools,
                 self.user_message,
                 system_message=self.system_message,
-                history=messages_from_arrow(read_pyarrow(history)) if history is not None else [],
+                history=messages,
+                approver=approver,
                 config=config,
                 credentials=credentials,
                 secrets=[api_key],
                 cancelled=notice.cancelled,
                 progress=notice.progress,
                 caller_thread=caller,
-                data=repository if uses_data else None,
+                data=repository if setup.uses_data else None,
                 show_sign_in=notice.show if self.browser_sign_in else None,
             )
-        notes = [*run.warnings, *notes]
+        notes = [*run.warnings, *notes, *([awaiting_note(run.awaiting)] if run.awaiting else [])]
         if notes:
             ctx.set_warning(" | ".join(notes))
         return [
@@ -315,49 +264,8 @@ class AgentPrompter:
         ]
 
     def _config(self) -> AgentConfig:
-        return AgentConfig(
-            iteration_limit=self.iteration_limit,
-            on_limit="final_answer" if self.on_limit == LimitOptions.FINAL_ANSWER.name else "fail",
-            errors="column" if self.errors == ErrorOptions.COLUMN.name else "fail",
-            tool_errors="fail" if self.tool_errors == ToolErrorOptions.FAIL.name else "model",
-            max_concurrency=self.max_concurrency,
-            call_timeout=self.call_timeout or None,
-            output_cap=self.output_cap,
-            policy=tool_policy(
-                self.allow, self.deny, self.destructive, unannotated_destructive=self.unannotated_destructive
-            ),
-            trust_all_servers=self.trust_all_servers,
-            server_requests=ServerRequestPolicy(
-                elicitation=elicitation_mode(self.elicitation),
-                sampling=SamplingLimits(
-                    max_tokens=self.sampling_max_tokens,
-                    max_requests=self.sampling_max_requests,
-                    max_prompt_bytes=self.sampling_max_prompt_bytes,
-                )
-                if self.sampling
-                else None,
-            ),
-            resources=self.resources,
-        )
+        return agent_config(self)
 
     def _tool_columns(self, schema: knext.Schema) -> tuple[str | None, str | None]:
-        """The MCP and workflow tool columns: the chosen ones, else found by name and type; at least one."""
-        from knime_mcp.tools.arrow import TOOL_COLUMN
+        return tool_columns(self, schema)
 
-        names = schema.column_names
-        for chosen in (self.mcp_column, self.workflow_column):
-            if chosen and chosen not in names:
-                raise ConfigError(f"The tools table has no column {chosen!r}.", hint="Choose a tool column again.")
-        mcp = self.mcp_column or (TOOL_COLUMN if TOOL_COLUMN in names else None)
-        workflow = self.workflow_column or next((c.name for c in schema if is_workflow_column(c)), None)
-        if mcp is None and workflow is None:
-            raise ConfigError(
-                "The tools table has no MCP tool column and no workflow tool column.",
-                hint="Connect the MCP Tool Provider's output, or a table of KNIME workflow tools.",
-            )
-        return mcp, workflow
-
-
-def _cells(arrow: Any, column: str | None) -> list[Any]:
-    """The tools of the KNIME tool column ``column`` (``valid_cells``), none without one."""
-    return [] if column is None else valid_cells(arrow, column)

@@ -99,8 +99,28 @@ class _Handler(BaseHTTPRequestHandler):
             key = (authorization or "").removeprefix("Bearer ")
             message = f"Request refused for key {key}."
             self._send(reply.status, {"error": {"message": message, "type": "invalid_request_error"}})
+        elif body.get("stream"):
+            self._send_stream(_completion(body, reply, len(self.server.script.requests)))
         else:
             self._send(200, _completion(body, reply, len(self.server.script.requests)))
+
+    def _send_stream(self, completion: dict[str, Any]) -> None:
+        """The completion as OpenAI streams it (``stream: true``): server-sent chunks, the whole message in the
+        first, the finish reason in the last, then ``[DONE]``."""
+        (choice,) = completion["choices"]
+        delta = dict(choice["message"])
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta.get("tool_calls", []))] or None
+        chunk = {**completion, "object": "chat.completion.chunk"}
+        chunks = [
+            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        ]
+        data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data.encode())))
+        self.end_headers()
+        self.wfile.write(data.encode())
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -42,6 +42,9 @@ class Reply:
     """The ``Retry-After`` header of an error reply."""
     message: str | None = None
     """An error reply's message; by default one that quotes the key the request carried."""
+    cut_off: bool = False
+    """The reply stopped at the token limit: the provider's own word for it (OpenAI ``length``, Anthropic
+    ``max_tokens``, Gemini ``MAX_TOKENS``, Ollama ``done_reason: length``)."""
 
 
 def answer(text: str) -> Reply:
@@ -50,6 +53,10 @@ def answer(text: str) -> Reply:
 
 def tool_calls(*calls: tuple[str, str, dict[str, Any]]) -> Reply:
     return Reply(tool_calls=tuple(calls))
+
+
+def cut_off(text: str = "") -> Reply:
+    return Reply(content=text, cut_off=True)
 
 
 def http_error(status: int, retry_after: str | None = None, message: str | None = None) -> Reply:
@@ -109,7 +116,7 @@ class OpenAIChat(Dialect):
         return path == "/v1/chat/completions"
 
     def reply(self, request: dict[str, Any], reply: Reply, number: int) -> tuple[str, bytes]:
-        finish = "tool_calls" if reply.tool_calls else "stop"
+        finish = "tool_calls" if reply.tool_calls else "length" if reply.cut_off else "stop"
         return _json(_completion(request, _OpenAIReply(reply.content, reply.tool_calls, finish_reason=finish), number))
 
     def tool_results(self, request: dict[str, Any]) -> list[tuple[str, str]]:
@@ -145,7 +152,7 @@ class AnthropicMessages(Dialect):
                 "role": "assistant",
                 "model": request.get("model", "fake"),
                 "content": content,
-                "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                "stop_reason": "tool_use" if reply.tool_calls else "max_tokens" if reply.cut_off else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": 1, "output_tokens": 1},
             }
@@ -175,7 +182,13 @@ class GeminiGenerateContent(Dialect):
         parts += [{"functionCall": {"id": i, "name": n, "args": a}} for i, n, a in reply.tool_calls]
         return _json(
             {
-                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": parts},
+                        "finishReason": "MAX_TOKENS" if reply.cut_off else "STOP",
+                        "index": 0,
+                    }
+                ],
                 "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
                 "modelVersion": "fake",
                 "responseId": f"response-{number}",
@@ -206,7 +219,8 @@ class OllamaChat(Dialect):
         if reply.tool_calls:
             message["tool_calls"] = [{"function": {"name": n, "arguments": a}} for _, n, a in reply.tool_calls]
         head = {"model": request.get("model", "fake"), "created_at": "2025-01-01T00:00:00Z"}
-        last = {**head, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+        done = "length" if reply.cut_off else "stop"
+        last = {**head, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": done}
         last |= {"prompt_eval_count": 1, "eval_count": 1}
         if not request.get("stream", True):
             return _json({**last, "message": message})

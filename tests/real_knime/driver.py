@@ -245,12 +245,21 @@ def configure_node(node: Any, ctx: Any, *specs: Any, output_groups: Mapping[str,
     return result
 
 
-def execute_node(node: Any, ctx: Any, *inputs: Any, output_groups: Mapping[str, int] | None = None) -> list[Any]:
-    """The port objects KNIME would pass downstream after executing ``node`` on ``inputs`` in ``ctx``."""
+def execute_node(
+    node: Any,
+    ctx: Any,
+    *inputs: Any,
+    output_groups: Mapping[str, int] | None = None,
+    view_data: java.ViewData | None = None,
+) -> list[Any]:
+    """The port objects KNIME would pass downstream after executing ``node`` on ``inputs`` in ``ctx``; with
+    ``view_data``, after its view was applied (``DataService.view_data``)."""
     run = _NodeRun(node, ctx, inputs, output_groups)
     knime = run.knime
     java_inputs = [_object_to_java(run, port, value) for port, value in run.inputs]
-    java_ctx = java.ExecutionContext(ctx, run.node_id, run.port_maps, knime.table_to_python, knime.upstream_table)
+    java_ctx = java.ExecutionContext(
+        ctx, run.node_id, run.port_maps, knime.table_to_python, knime.upstream_table, view_data
+    )
     try:
         java_outputs = run.proxy.execute(java_inputs, java_ctx)
     finally:
@@ -258,6 +267,48 @@ def execute_node(node: Any, ctx: Any, *inputs: Any, output_groups: Mapping[str, 
     result = run.grouped([knime.receive(knime.store(out), port) for port, out in run.outputs(java_outputs)])
     run.write_back(node)
     return result
+
+
+class DataService:
+    """A node view's data service as KNIME's UI reaches it: each page call a JSON-RPC request through
+    ``handleJsonRpcRequest``; ``view_data`` is what Java asks when the view is applied or closed (``getViewData``)."""
+
+    def __init__(self, service: Any, knime: _Knime) -> None:
+        self._service = service
+        self._knime = knime
+        self._ids = itertools.count(1)
+
+    def request(self, method: str, *params: Any) -> Any:
+        """The result of the page's call ``method(*params)``; an error answer raises RuntimeError with its message."""
+        request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": list(params)}
+        answer = json.loads(self._service.handleJsonRpcRequest(json.dumps(request)))
+        if "error" in answer:
+            raise RuntimeError(answer["error"]["message"])
+        return answer["result"]
+
+    def view_data(self) -> java.ViewData | None:
+        """The view data KNIME keeps for the next execution; None where the launcher has none (KNIME 5.5)."""
+        if not hasattr(self._service, "getViewData"):
+            return None
+        kept = self._service.getViewData()
+        return java.ViewData(kept.data(), [self._knime.store(port) for port in kept.ports()], [])
+
+
+def data_service(node: Any, ctx: Any, *inputs: Any, view_data: java.ViewData | None = None) -> DataService:
+    """The data service of ``node``'s view over ``inputs``, as KNIME creates it when the view opens
+    (``getDataService``); ``view_data``: what an earlier view kept. A failure the launcher reports is raised."""
+    run = _NodeRun(node, ctx, inputs, None)
+    knime = run.knime
+    java_inputs = [_object_to_java(run, port, value) for port, value in run.inputs]
+    java_ctx = java.ExecutionContext(
+        ctx, run.node_id, run.port_maps, knime.table_to_python, knime.upstream_table, view_data
+    )
+    try:
+        service = run.proxy.getDataService(java_ctx, java_inputs)
+    finally:
+        knime.restore_table_backend()
+    run.raise_failure()
+    return DataService(service, knime)
 
 
 def describe_node(node_id: str) -> dict[str, Any]:

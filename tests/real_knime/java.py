@@ -359,10 +359,16 @@ class ExecutionContext(ConfigurationContext):
         port_maps: tuple[PortMap, PortMap],
         to_python: Callable[[Any], Any],
         to_java: Callable[[Any], BufferedDataTable],
+        view_data: ViewData | None = None,
     ) -> None:
         super().__init__(workflow, node_id, port_maps)
         self._to_python = to_python
         self._to_java = to_java
+        self._view_data = view_data
+
+    def get_view_data(self) -> ViewData | None:
+        """What the node's view kept when it was applied (KNIME 5.6 and later ask; 5.5 has no view data)."""
+        return self._view_data
 
     def set_progress(self, progress: float, message: str | None = None) -> None:
         self._workflow.set_progress(progress, message)
@@ -382,3 +388,22 @@ class ExecutionContext(ConfigurationContext):
         except RuntimeError as failed:
             return ToolResult(str(failed), None, [])
         return ToolResult(message, [self._to_java(table) for table in outputs], list(view_node_ids))
+
+
+@dataclass(frozen=True)
+class ViewData:
+    """``PythonViewData`` as Java keeps it between the view and the next execution: the JSON the data service's
+    ``get_view_data`` gave, its tables as KNIME stores them, and the tables it named by id."""
+
+    _data: str
+    _ports: list[Any]
+    _ports_for_ids: list[Any]
+
+    def data(self) -> str:
+        return self._data
+
+    def ports(self) -> list[Any]:
+        return self._ports
+
+    def portsForIds(self) -> list[Any]:  # noqa: N802
+        return self._ports_for_ids

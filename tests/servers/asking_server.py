@@ -97,7 +97,8 @@ def main() -> None:
             params = CreateMessageRequestParams(messages=[message], max_tokens=5000, system_prompt="You summarize.")
             return _ask(CreateMessageRequest(params=params))
         content = answer.content
-        return f"Summary: {content.text}" if isinstance(content, TextContent) else "Summary: (no text)"
+        cut = " (cut off)" if answer.stop_reason == "maxTokens" else ""
+        return f"Summary: {content.text}{cut}" if isinstance(content, TextContent) else "Summary: (no text)"
 
     @server.tool()
     async def slow(ctx: Context) -> str:

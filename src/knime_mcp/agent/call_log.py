@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+    from knime_mcp.agent.approval import ApprovalRecord
     from knime_mcp.agent.tool_changes import ToolChange
 
 __all__ = ["LOG_COLUMNS", "TOOLS_CHANGED", "ToolCallLogEntry", "log_table", "tools_changed_entry"]
@@ -43,6 +44,8 @@ LOG_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
     ("Attempts", "long"),
     ("Result Size", "long"),
     ("Result", "string"),
+    ("Approval", "string"),
+    ("Approval Time", "string"),
 )
 """The tool-call log's columns and their kinds."""
 
@@ -59,6 +62,9 @@ class ToolCallLogEntry:
     record: CallRecord
     result: str | None
     """The whole result as JSON, which the model may have seen cut to the output cap; None when the call failed."""
+
+    approval: ApprovalRecord | None = None
+    """A person's decision about the call, and when it was made; None when the call needed no approval."""
 
     @property
     def kind(self) -> str:
@@ -95,6 +101,8 @@ class ToolCallLogEntry:
             "kind": self.kind,
             "result_size": self.result_size,
             "result": self.result,
+            "approval": self.approval and self.approval.choice,
+            "approval_time": self.approval and self.approval.time,
         }
 
     def values(self) -> tuple[Any, ...]:
@@ -103,6 +111,7 @@ class ToolCallLogEntry:
         return (
             self.turn, self.tool_call_id, self.tool, self.kind, record.server, record.arguments_json, record.status,
             record.error, record.duration_ms, record.attempts, self.result_size, self.result,
+            self.approval and self.approval.choice, self.approval and self.approval.time,
         )  # fmt: skip
 
 

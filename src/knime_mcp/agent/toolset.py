@@ -29,11 +29,12 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, denial, edited_note
 from knime_mcp.agent.call_log import ToolCallLogEntry, tools_changed_entry
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.agent.result_rendering import images_message, render_result
@@ -48,6 +49,7 @@ from knime_mcp.tools.tool import MCPTool
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, cap_text
 
 if TYPE_CHECKING:
+    from knime_mcp.agent.approval import ApprovalRecord, ApprovalRequest, Decision
     from knime_mcp.agent.tool_changes import ToolWatch
     from knime_mcp.config import ServerSpec
 
@@ -56,6 +58,7 @@ __all__ = [
     "MAX_OFFERED_TOOLS",
     "WORKFLOW_EXECUTION_HINTS",
     "AgentToolset",
+    "ToolHooks",
     "ToolTurn",
     "workflow_tools",
 ]
@@ -80,6 +83,19 @@ class ToolTurn(NamedTuple):
 
     messages: list[BaseMessage]
     errors: list[McpToolError]
+    awaiting: Sequence[ApprovalRequest] = ()
+    """The calls awaiting approval: then no call of the message ran, and ``messages`` is empty."""
+
+
+class ToolHooks(Protocol):
+    """Hears each tool call as it starts and as it ends, for a person watching (the chat)."""
+
+    def started(
+        self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: dict[str, Any]
+    ) -> None:
+        """``origin``: the tool called, None for a name no tool has."""
+
+    def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None: ...
 
 
 class _Call(NamedTuple):
@@ -96,6 +112,8 @@ class _Reply(NamedTuple):
     error: McpToolError | None
     note: str | None = None
     """Tells the model about tables the call added to the data repository."""
+    said: str | None = None
+    """Tells the model, before the tool's output, that the call ran with arguments a person edited."""
 
 
 class AgentToolset:
@@ -111,9 +129,16 @@ class AgentToolset:
         data: DataRepository | None = None,
         secrets: Collection[str] = (),
         watch: ToolWatch | None = None,
+        hooks: ToolHooks | None = None,
+        approvals: ApprovalGate | None = None,
     ) -> None:
-        """``watch``: follows the servers' tool list changes after every model message's calls."""
+        """``watch``: follows the servers' tool list changes after every model message's calls; ``approvals``: asks
+        before the calls its policy names."""
         self._dispatcher = dispatcher
+        self._approvals = approvals
+        self.awaiting: list[ApprovalRequest] = []
+        """The calls the run stopped at, awaiting approval."""
+        self._hooks = hooks
         self._watch = watch
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._fence = new_fence()
@@ -146,11 +171,21 @@ class AgentToolset:
     async def execute(self, message: AIMessage, turn: int) -> ToolTurn:
         """Run the message's tool calls, at most ``max_concurrency`` at once, and reply to each in call order."""
         calls = _calls(message)
+        approvals = NONE_ASKED if self._approvals is None else await self._approvals.ask(self._callable(calls))
+        if approvals.awaiting:
+            self.awaiting = approvals.awaiting
+            self.log.extend(approvals.awaiting_entries(turn))
+            return ToolTurn([], [], approvals.awaiting)
         replies: list[_Reply | None] = [None] * len(calls)
 
         async def run(index: int, call: _Call) -> None:
             async with self._limiter:
-                replies[index] = await self._run(call, turn)
+                if self._hooks is not None:
+                    origin = self._names.resolve(call.name) if call.name in self._names else None
+                    self._hooks.started(turn, call.id, call.name, origin, call.arguments)
+                replies[index] = reply = await self._run(call, turn, approvals.decided.get(call.id))
+                if self._hooks is not None:
+                    self._hooks.ended(self._scrubbed(reply.entry), reply.result)
 
         async with anyio.create_task_group() as group:
             for index, call in enumerate(calls):
@@ -158,9 +193,16 @@ class AgentToolset:
         done = [reply for reply in replies if reply is not None]
         self.log.extend(self._scrubbed(reply.entry) for reply in done)
         await self._follow_tool_changes(turn, self._servers(calls))
-        return ToolTurn(self._messages(calls, done), [reply.error for reply in done if reply.error is not None])
+        # A denial is a person's decision for the model to work with, not a failure that stops the run.
+        errors = [reply.error for reply in done if reply.error is not None and reply.entry.status != "denied"]
+        return ToolTurn(self._messages(calls, done), errors)
 
-    async def _run(self, call: _Call, turn: int) -> _Reply:
+    def _callable(self, calls: list[_Call]) -> list[tuple[str, str, MCPTool | LocalTool, dict[str, Any]]]:
+        """The calls that can be made as sent, to ask about: the others are refused anyway."""
+        named = [call for call in calls if call.problem is None and call.name in self._names]
+        return [(call.id, call.name, self._names.resolve(call.name), call.arguments) for call in named]
+
+    async def _run(self, call: _Call, turn: int, approval: tuple[Decision, ApprovalRecord] | None = None) -> _Reply:
         started = time.perf_counter()
         try:
             tool = self._names.resolve(call.name)
@@ -174,9 +216,18 @@ class AgentToolset:
                 hint="Call the tool again with its arguments as one valid JSON object.",
             )
             return self._refused(call, turn, kind, server, "invalid_arguments", error, started)
+        if approval is not None:
+            decision, record = approval
+            if decision.choice == "deny":
+                reply = self._refused(call, turn, kind, server, "denied", denial(call.name, decision), started)
+                return reply._replace(entry=replace(reply.entry, approval=record))
+            said = None if decision.arguments is None else edited_note(decision.arguments)
+            call = call._replace(arguments=call.arguments if decision.arguments is None else decision.arguments)
         with collect_call_tables() as added:
             outcome = await self._dispatcher.call(tool, call.arguments)
         reply = _reply(call, turn, outcome)
+        if approval is not None:
+            reply = reply._replace(entry=replace(reply.entry, approval=record), said=said)
         if isinstance(tool, MCPTool):
             added += self._records(call, reply)
         # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
@@ -247,6 +298,7 @@ class AgentToolset:
             images += [(call.name, image) for image in attached]
             if reply.result.is_error:
                 text = f"The tool reported an error.\n{text}"
+        text = f"{reply.said}\n{text}" if reply.said else text
         status = "success" if reply.error is None else "error"
         return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)
 

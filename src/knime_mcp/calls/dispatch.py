@@ -50,9 +50,11 @@ __all__ = [
 
 CallStatus = Literal[
     "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed",
-    "tools_changed",
+    "tools_changed", "denied", "awaiting_approval", "cancelled",
 ]
-"""How a call ended; ``tools_changed`` marks the tool-call log's note that a server's tool list changed."""
+"""How a call ended; ``tools_changed`` marks the tool-call log's note that a server's tool list changed; ``denied``
+and ``awaiting_approval`` are the agent's calls a person denied, or that wait for a person's approval; ``cancelled``
+a call a person stopped (the chat's *Stop*)."""
 
 ToolProgress = Callable[[str, str], None]
 """Hears the progress of MCP tool calls: ``(tool name, progress line)``."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
 from knime_mcp.cli.servers import SignInPrompt, server_spec
@@ -22,18 +23,58 @@ from knime_mcp.errors import UsageError
 from knime_mcp.llm.chat_model import DEFAULT_REQUEST_TIMEOUT, PROVIDERS, ChatModelConfig
 
 if TYPE_CHECKING:
-    from knime_mcp.agent.loop import AgentRun
+    from knime_mcp.agent.loop import AgentConfig, AgentRun
+    from knime_mcp.config import ServerSpec
     from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["add_agent_options", "chat_model_config", "run_agent_command"]
+__all__ = [
+    "AgentSetup", "add_agent_command", "add_agent_options", "add_agent_run_options", "agent_setup", "chat_model_config",
+    "run_agent_command",
+]  # fmt: skip
+
+
+class AgentSetup(NamedTuple):
+    """What the flags of ``agent`` and ``chat`` describe, checked before anything connects."""
+
+    specs: list[ServerSpec]
+    files: ToolSource | None
+    model: ChatModelConfig
+    api_key: str | None
+    config: AgentConfig
+
+    async def tools(self, show: SignInPrompt) -> list[MCPTool]:
+        """The tools of the servers, then those of the tools files and OpenAPI documents."""
+        from knime_mcp.calls.listing import list_server_tools
+
+        tools: list[MCPTool] = []
+        for spec in self.specs:
+            tools += (await list_server_tools(spec, show_sign_in=show)).tools
+        if self.files is not None:
+            tools += await self.files.file_tools()
+        return tools
+
+
+def add_agent_command(commands: Any, parent: argparse.ArgumentParser) -> None:
+    """Add ``agent`` to the CLI's subparsers; ``parent`` holds the server options it shares with the others."""
+    agent = commands.add_parser(
+        "agent", parents=[parent], help="let an LLM answer a prompt with the servers' tools; print the conversation"
+    )
+    add_agent_options(agent)
 
 
 def add_agent_options(agent: argparse.ArgumentParser) -> None:
-    """The servers and other tool sources, the chat model, the run's limits and the tool policy."""
+    """``agent``'s options: those of every agent run, the prompt and the output format."""
+    add_agent_run_options(agent)
+    agent.add_argument("--prompt", required=True, help="the user message")
+    agent.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
+    """The servers and other tool sources, the chat model, the run's limits, the tool policy and approval (``agent``
+    and ``chat``)."""
     agent.add_argument(
         "servers", nargs="*", metavar="SERVER", help="an http(s) URL or a quoted command line; none: the demo server"
     )
-    agent.add_argument("--prompt", required=True, help="the user message")
     agent.add_argument("--provider", choices=list(PROVIDERS), default="openai", help="the chat model's API")
     agent.add_argument(
         "--base-url",
@@ -51,12 +92,12 @@ def add_agent_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
     agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
     agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
-    agent.add_argument("--format", choices=["text", "json"], default="text")
     agent.add_argument(
         "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
     )
     add_tool_source_options(agent, base_url="--openapi-base-url")
     add_policy_options(agent, "block")
+    add_approval_options(agent)
 
 
 def chat_model_config(args: argparse.Namespace) -> ChatModelConfig:
@@ -87,14 +128,11 @@ def chat_model_config(args: argparse.Namespace) -> ChatModelConfig:
     )
 
 
-def run_agent_command(
-    args: argparse.Namespace, command: list[str], out: TextIO, err: TextIO, show: SignInPrompt
-) -> int:
-    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig, run_agent
-    from knime_mcp.calls.listing import list_server_tools
+def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> AgentSetup:
+    """The servers, tool files, chat model (and its key, from the environment) and run settings of the flags."""
+    from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, AgentConfig
     from knime_mcp.config import ServerRequestPolicy
-    from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
-    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.llm.chat_model import resolve_api_key
 
     targets = [[text] if text.startswith(("http://", "https://")) else shlex.split(text) for text in args.servers]
     targets += [command] if command else []
@@ -113,17 +151,29 @@ def run_agent_command(
         trust_all_servers=args.trust_all_servers,
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
+        approval=approval_policy(args),
     )
+    return AgentSetup(specs, files, model, api_key, config)
+
+
+def run_agent_command(
+    args: argparse.Namespace, command: list[str], out: TextIO, err: TextIO, show: SignInPrompt
+) -> int:
+    from knime_mcp.agent.loop import run_agent
+    from knime_mcp.llm.chat_model import build_chat_model
+    from knime_mcp.mcp.sync import run_sync
+
+    setup = agent_setup(args, command, err)
+    decider = approver(args, err)
 
     async def agent() -> AgentRun:
-        tools: list[MCPTool] = []
-        for spec in specs:
-            tools += (await list_server_tools(spec, show_sign_in=show)).tools
-        if files is not None:
-            tools += await files.file_tools()
+        tools = await setup.tools(show)
         system = {} if args.system is None else {"system_message": args.system}
-        chat = build_chat_model(model, api_key)
-        return await run_agent(chat, tools, args.prompt, config=config, secrets=[api_key], show_sign_in=show, **system)
+        chat = build_chat_model(setup.model, setup.api_key)
+        return await run_agent(
+            chat, tools, args.prompt, config=setup.config, secrets=[setup.api_key], show_sign_in=show,
+            approver=decider, **system,
+        )  # fmt: skip
 
     result = run_sync(agent)
     if args.format == "json":

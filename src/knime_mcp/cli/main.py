@@ -20,11 +20,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from knime_mcp.cli.agent import add_agent_options, run_agent_command
+from knime_mcp.cli.agent import add_agent_command, run_agent_command
 from knime_mcp.cli.call import parse_arguments, run_call
 from knime_mcp.cli.call_table import run_call_table
 from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
 from knime_mcp.cli.catalog import add_catalog_commands, run_catalog_command
+from knime_mcp.cli.chat import add_chat_command, run_chat_command
 from knime_mcp.cli.http_tools import API_AUTH, HTTP_COMMAND, add_http_command, http_listing
 from knime_mcp.cli.policy_options import add_policy_options, check_patterns, tool_policy
 from knime_mcp.cli.render import one_line, terminal_safe
@@ -142,10 +143,8 @@ def _parser() -> _Parser:
 
     add_tool_source_options(table, base_url="--base-url")
 
-    agent = commands.add_parser(
-        "agent", parents=[callers], help="let an LLM answer a prompt with the servers' tools; print the conversation"
-    )
-    add_agent_options(agent)
+    add_agent_command(commands, callers)
+    add_chat_command(commands, callers)
 
     login = commands.add_parser(
         "login", parents=[server], help="sign in to an OAuth server in a browser; later commands use the sign-in"
@@ -325,6 +324,8 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
     match args.command:
         case "agent":
             return run_agent_command(args, target, out, err, show)
+        case "chat":
+            return run_chat_command(args, target, out, err, show)
         case "call":
             return run_call(args, ToolSource(args, target, err), out, err, show)
         case "call-table":

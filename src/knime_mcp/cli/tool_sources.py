@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolSource", "add_tool_source_options", "check_tool_sources", "read_tools_file"]
 
+_AGENTS = ("agent", "chat")
+"""The commands whose tools come from servers and files together, and whose ``--base-url`` is the chat model's."""
 _WRITE_ONE = "Write one with 'knime-mcp tools' or 'knime-mcp http-tools' and --format json|arrow|parquet --output FILE."
 
 
 def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str) -> None:
     """``--tools``, ``--openapi`` and the options of the document's API; ``base_url`` names the flag of its base URL
     (``agent`` has a ``--base-url`` of its own, the chat model's)."""
-    besides = "besides the servers, or instead of them" if parser.prog.endswith("agent") else "instead of a server"
+    besides = "besides the servers, or instead of them" if parser.prog.endswith(_AGENTS) else "instead of a server"
     group = parser.add_argument_group("tools from a file or an OpenAPI document", besides)
     group.add_argument(
         "--tools",
@@ -63,7 +65,7 @@ def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str) -
 def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
     """The usage errors of the words alone, before anything is read; ``server``: the words name an MCP server."""
     sources = len(args.tools) + len(args.openapi)
-    if args.command != "agent" and sources + server > 1:
+    if args.command not in _AGENTS and sources + server > 1:
         raise UsageError(
             f"{args.command} calls a tool of one source: give either a server, --tools FILE or --openapi SOURCE."
         )
@@ -88,7 +90,7 @@ def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
 
 
 def _api_options(args: argparse.Namespace) -> list[tuple[str, Any]]:
-    base_url = "--openapi-base-url" if args.command == "agent" else "--base-url"
+    base_url = "--openapi-base-url" if args.command in _AGENTS else "--base-url"
     return [
         (base_url, args.api_base_url),
         ("--secret", args.secret),

@@ -43,6 +43,7 @@ from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
 from knime_mcp.http.response import error_result, success_result
 from knime_mcp.net.breaker import Circuit, CircuitBreaker
 from knime_mcp.net.http_pool import MAX_MESSAGE_BYTES, HttpPool, read_bounded, text_encoding
+from knime_mcp.net.retry_after import retry_after
 from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.results import ToolResult
@@ -188,7 +189,7 @@ class HttpToolClient:
         result = error_result(status, response.reason_phrase, request, content_type, body, encoding)
         result = result.masked(self._secrets)
         if status == 429 or status >= 500:
-            raise BusyResponse(result, status, _retry_after(response), server=self.server)
+            raise BusyResponse(result, status, retry_after(response.headers), server=self.server)
         return result
 
 
@@ -201,9 +202,3 @@ def _too_large() -> ToolCallError:
     )
 
 
-def _retry_after(response: httpx2.Response) -> float | None:
-    """Retry-After in seconds; an HTTP date is not read (the backoff applies)."""
-    try:
-        return max(float(response.headers.get("Retry-After", "")), 0.0)
-    except ValueError:
-        return None

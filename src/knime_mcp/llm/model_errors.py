@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from knime_mcp.errors import ChatModelError, McpToolError, scrub
-from knime_mcp.llm.retry_after import MAX_RETRY_AFTER_SECONDS, chain, http_failure, retry_after
+from knime_mcp.llm.retry_after import MAX_RETRY_AFTER_SECONDS, chain, http_failure
+from knime_mcp.net.retry_after import retry_after
 
 __all__ = ["model_errors"]
 

@@ -4,9 +4,10 @@ Layer: wire, below :mod:`knime_mcp.llm.chat_model`, whose :func:`~knime_mcp.llm.
 the builder. Every builder passes the endpoint, the key and the timeout explicitly, so no environment variable of the
 integration (``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``, ``GOOGLE_API_KEY``, ``OLLAMA_HOST``...) sneaks in; the one
 exception is ``OLLAMA_API_KEY``, which the ollama client sends when no key is configured. The key goes in the
-provider's own header: ``Authorization: Bearer`` (OpenAI, Ollama), ``api-key`` (Azure OpenAI), ``x-api-key``
-(Anthropic), ``x-goog-api-key`` (Gemini). The openai client retries as knime-mcp wants; the others are built with
-their retries off and :class:`~knime_mcp.llm.retry_after.RetryAfter` in front.
+provider's own header: ``Authorization: Bearer`` (OpenAI, Ollama, and Anthropic, whose client 2.x sends a key so
+rather than as ``x-api-key``), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` (Gemini). The openai client retries
+as knime-mcp wants; the others are built with their retries off and :class:`~knime_mcp.llm.retry_after.RetryAfter`
+in front.
 """
 
 from __future__ import annotations

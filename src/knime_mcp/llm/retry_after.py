@@ -12,15 +12,14 @@ raised it from (ollama).
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterator, Mapping
-from email.utils import parsedate_to_datetime
 from itertools import count
-from time import time
 from typing import Any
 
-__all__ = ["MAX_RETRIES", "MAX_RETRY_AFTER_SECONDS", "RetryAfter", "chain", "http_failure", "retry_after"]
+from knime_mcp.net.retry_after import retry_after
+
+__all__ = ["MAX_RETRIES", "MAX_RETRY_AFTER_SECONDS", "RetryAfter", "chain", "http_failure", "retry_delay"]
 
 MAX_RETRIES = 2
 MAX_RETRY_AFTER_SECONDS = 120.0
@@ -48,21 +47,6 @@ def http_failure(exc: BaseException) -> tuple[int, Mapping[str, str]] | None:
         if isinstance(status, int) and status >= 400:
             return status, response.headers
     return None
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asks to wait: ``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP date."""
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            seconds = float(headers.get(name) or "nan") / divisor
-        except ValueError:
-            continue
-        if math.isfinite(seconds):
-            return max(seconds, 0.0)
-    try:
-        return max(parsedate_to_datetime(headers.get("retry-after") or "").timestamp() - time(), 0.0)
-    except (TypeError, ValueError):
-        return None
 
 
 def retry_delay(exc: BaseException, attempt: int) -> float | None:

@@ -18,6 +18,7 @@ from mcp_types import RequestId
 from pydantic import ValidationError
 
 from knime_mcp.mcp.legacy_sse import reply_id
+from knime_mcp.net.retry_after import retry_after
 
 __all__ = ["AUTH_STATUSES", "CALL_KEY", "Diagnostics", "Refusal", "call_key_in", "unreadable_id"]
 
@@ -88,7 +89,7 @@ class Diagnostics:
         body = _body(response.request)
         if (key := call_key_in(body)) is not None:
             challenge = response.headers.get("WWW-Authenticate")
-            self.refused_calls[key] = Refusal(response.status_code, _retry_after(response), challenge)
+            self.refused_calls[key] = Refusal(response.status_code, retry_after(response.headers), challenge)
         await self._end_on_refusal(body)
 
     async def record_failure(self, request: httpx2.Request, error: Exception) -> None:
@@ -277,9 +278,3 @@ def unreadable_id(error: Exception) -> RequestId | None:
     return None
 
 
-def _retry_after(response: httpx2.Response) -> float | None:
-    """Retry-After in seconds; the HTTP-date form counts as absent."""
-    try:
-        return max(float(response.headers["Retry-After"]), 0.0)
-    except (KeyError, ValueError):
-        return None

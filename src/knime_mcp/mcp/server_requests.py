@@ -7,8 +7,9 @@ tool call on the 2026-07-28 one, answered by the same callbacks). A workflow usu
 - sampling (``sampling/createMessage``) is answered by the run's chat model only when the run allows it, within
   :class:`~knime_mcp.config.SamplingLimits` (answer tokens, requests per run, prompt bytes), and declined with an
   error saying why otherwise;
-- a form (elicitation) is answered with its schema's defaults when the policy says so and every field has one,
-  and declined otherwise; URL-mode elicitations are always declined. Each decline is noted on the session, and the
+- a form (elicitation) goes to a person when the run has one (the chat: a :data:`FormAsker`); otherwise it is
+  answered with its schema's defaults when the policy says so and every field has one, and declined; URL-mode
+  elicitations are declined unless a person sees them. Each decline is noted on the session, and the
   client makes the tool call it happened in a tool error: the server's answer after a decline reads like a success;
 - ``roots/list`` is answered with the spec's folders (offered only when there are some);
 - log messages go to Python logging (``knime_mcp.server_log``);
@@ -23,9 +24,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import mcp
 import mcp_types
@@ -41,7 +43,10 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from mcp.client.session import ClientRequestContext, IncomingMessage
 
-__all__ = ["CallProgress", "ServerRequests", "SessionRequests", "progress_text"]
+__all__ = [
+    "CallProgress", "FormAction", "FormAnswer", "FormAsker", "FormRequest", "ServerRequests", "SessionRequests",
+    "progress_text",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 server_log = logging.getLogger("knime_mcp.server_log")
@@ -56,6 +61,25 @@ _LEVELS = {
 }  # fmt: skip
 _SERVER_LOG_LEVEL = "info"
 """The least severe server log messages asked for on 2026-07-28 connections (older ones send all)."""
+
+
+@dataclass(frozen=True)
+class FormRequest:
+    """A server's form for a person: fields from ``schema``, or (``url``) a page to open, which only a person's
+    click may open."""
+
+    server: str
+    message: str
+    schema: dict[str, Any] | None
+    url: str | None
+
+
+FormAction = Literal["accept", "decline", "cancel"]
+FormAnswer = tuple[FormAction, dict[str, Any] | None]
+"""The person's action, and the content of an accepted form (checked against its schema by whoever asked)."""
+
+FormAsker = Callable[[FormRequest], Awaitable[FormAnswer]]
+"""Asks a person to fill in a form and waits for the answer."""
 
 
 def progress_text(progress: float, total: float | None, message: str | None) -> str:
@@ -73,10 +97,13 @@ class ServerRequests:
         *,
         model: BaseChatModel | None = None,
         secrets: Sequence[str | None] = (),
+        forms: FormAsker | None = None,
     ) -> None:
         """``model``: the chat model that answers sampling requests when ``policy.sampling`` allows them;
-        ``secrets`` (its API key) never reach a server in the error of a failed answer."""
+        ``secrets`` (its API key) never reach a server in the error of a failed answer; ``forms``: the person who
+        fills in the servers' forms, when there is one."""
         self.policy = policy
+        self.forms = forms
         self._model = model
         self._secrets = secrets
         self._sampled = 0
@@ -105,6 +132,7 @@ class ServerRequests:
         self._sampled += 1
         max_tokens = min(params.max_tokens, limits.max_tokens)
         from knime_mcp.llm.chat_model import model_errors, model_label, model_name
+        from knime_mcp.llm.stop_reasons import stop_reason
 
         name = model_name(self._model)
         with model_errors(model_label(self._model), self._secrets):
@@ -113,7 +141,7 @@ class ServerRequests:
             "%s: answered sampling request %d of at most %d with the chat model (at most %d tokens)",
             server, self._sampled, limits.max_requests, max_tokens,
         )  # fmt: skip
-        cut = (answer.response_metadata or {}).get("finish_reason") == "length"
+        cut = stop_reason(answer) == "length"
         return mcp_types.CreateMessageResult(
             role="assistant",
             content=mcp_types.TextContent(type="text", text=answer.text),
@@ -166,6 +194,8 @@ class SessionRequests:
         self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult:
         asked = self._mask(params.message)
+        if (forms := self._run.forms) is not None:
+            return await self._ask_person(forms, params, asked)
         if isinstance(params, mcp_types.ElicitRequestURLParams):
             reason = f"it asks a person to open a web page ({asked!r}), which knime-mcp never does"
         else:
@@ -177,6 +207,17 @@ class SessionRequests:
         self.declined.append(reason)
         logger.warning("%s: declined a request for input: %s", self._server, reason)
         return mcp_types.ElicitResult(action="decline")
+
+    async def _ask_person(
+        self, forms: FormAsker, params: mcp_types.ElicitRequestParams, asked: str
+    ) -> mcp_types.ElicitResult:
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            request = FormRequest(self._server, asked, None, params.url)
+        else:
+            request = FormRequest(self._server, asked, params.requested_schema, None)
+        action, content = await forms(request)
+        logger.info("%s: a person answered the form %r: %s", self._server, asked, action)
+        return mcp_types.ElicitResult(action=action, content=content if action == "accept" else None)
 
     async def _roots(self, context: ClientRequestContext) -> mcp_types.ListRootsResult:
         roots = [mcp_types.Root(uri=Path(root).as_uri(), name=Path(root).name or root) for root in self._spec.roots]

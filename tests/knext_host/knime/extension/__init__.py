@@ -46,6 +46,7 @@ from knime.extension.nodes import (
     output_port,
     output_table,
     output_table_group,
+    output_view,
     port_type,
 )
 from knime.extension.parameter import (
@@ -75,5 +76,6 @@ __all__ = [
     "PortObject", "PortObjectSpec", "PortType", "PrimitiveType", "PythonNode", "Schema", "StringParameter",
     "StructType", "Table", "Version", "WorkflowExecutionError", "blob", "bool_", "category", "double",
     "input_port", "input_table", "input_table_group", "int32", "int64", "list_", "logical", "node", "null",
-    "output_port", "output_table", "output_table_group", "parameter_group", "port_type", "string", "struct",
+    "output_port", "output_table", "output_table_group", "output_view", "parameter_group", "port_type", "string",
+    "struct",
 ]

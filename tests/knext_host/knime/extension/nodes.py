@@ -241,6 +241,26 @@ def input_table_group(name: str, description: str) -> Callable[[Any], Any]:
     return lambda cls: _add_port(cls, "input_ports", PortGroup(PortType.TABLE, name, description))
 
 
+@dataclass(frozen=True)
+class ViewDeclaration:
+    name: str
+    description: str
+    static_resources: str | None = None
+    index_html_path: str | None = None
+
+
+def output_view(
+    name: str, description: str, static_resources: str | None = None, index_html_path: str | None = None
+) -> Callable[[Any], Any]:
+    """A view of the node, declared only: the stand-in runs no view and no data service (``knime_launcher``)."""
+
+    def declare(cls: Any) -> Any:
+        cls.output_view = ViewDeclaration(name, description, static_resources, index_html_path)
+        return cls
+
+    return declare
+
+
 def output_table_group(name: str, description: str) -> Callable[[Any], Any]:
     """A group of output tables: return a list with one schema (or table) per port the user added."""
     return lambda cls: _add_port(cls, "output_ports", PortGroup(PortType.TABLE, name, description))

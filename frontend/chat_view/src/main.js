@@ -1,0 +1,11 @@
+/** Entry point: connects to KNIME's data service through @knime/ui-extension-service and starts the chat. */
+import { JsonDataService } from "@knime/ui-extension-service";
+import { ChatView } from "./view.js";
+
+async function main() {
+  const service = await JsonDataService.getInstance();
+  const call = (method, ...options) => service.data({ method, options });
+  await new ChatView(document.querySelector(".chat"), call).start();
+}
+
+main();

@@ -1,0 +1,179 @@
+/**
+ * The chat: renders the session's events (see src/nodes/_chat_service.py) and sends what the person does through
+ * the data service: init, send, poll, stop, decide, answer_form. While a turn runs it polls for new events.
+ */
+import { approvalCard, endToolCard, signInCard, toolCard } from "./cards.js";
+import { el } from "./dom.js";
+import { formCard } from "./forms.js";
+import { renderMarkdown } from "./markdown.js";
+
+const POLL_MS = 250;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class ChatView {
+  /** `call(method, ...args)` calls the data service and resolves to its result (undefined on a failed call). */
+  constructor(root, call) {
+    this.call = call;
+    this.messages = root.querySelector(".messages");
+    this.status = root.querySelector(".status");
+    this.composer = root.querySelector(".composer");
+    this.input = this.composer.querySelector("textarea");
+    this.stopButton = root.querySelector(".stop");
+    this.seq = 0;
+    this.turnOpen = false;
+    this.serverRunning = false;
+    this.polling = false;
+    this.streaming = null;
+    this.cards = new Map();
+    this.forms = new Map();
+    this.showToolCalls = true;
+    this.composer.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.send();
+    });
+    this.input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        this.send();
+      }
+    });
+    this.stopButton.addEventListener("click", () => this.stop());
+  }
+
+  async start() {
+    const state = (await this.call("init")) ?? {};
+    this.showToolCalls = state.show_tool_calls !== false;
+    if (state.initial_message) this.bubble("assistant", state.initial_message);
+    this.apply(state.events ?? []);
+    this.serverRunning = Boolean(state.running);
+    this.update();
+    if (this.serverRunning) this.poll();
+  }
+
+  async send() {
+    const text = this.input.value.trim();
+    if (!text || this.busy()) return;
+    this.input.value = "";
+    this.turnOpen = true;
+    this.update();
+    if ((await this.call("send", text)) === undefined) this.turnOpen = false; // the call failed: KNIME alerts
+    this.update();
+    this.poll();
+  }
+
+  async stop() {
+    this.stopButton.disabled = true;
+    this.stopButton.textContent = "Stopping…";
+    await this.call("stop");
+  }
+
+  busy() {
+    return this.turnOpen || this.serverRunning;
+  }
+
+  /** Polls until the turn has ended (its turn_end event seen and the session idle). */
+  async poll() {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      while (this.busy()) {
+        const answer = await this.call("poll", this.seq);
+        if (answer) {
+          this.apply(answer.events);
+          this.serverRunning = Boolean(answer.running);
+          this.update();
+        }
+        if (this.busy()) await sleep(POLL_MS);
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  update() {
+    const busy = this.busy();
+    this.composer.querySelector(".send").disabled = busy;
+    this.stopButton.hidden = !busy;
+    if (!busy) {
+      this.stopButton.disabled = false;
+      this.stopButton.textContent = "Stop";
+    }
+    this.status.hidden = !busy;
+    if (busy && !this.status.textContent) this.status.textContent = "Working…";
+    if (!busy) this.status.textContent = "";
+  }
+
+  apply(events) {
+    for (const event of events) {
+      this.seq = Math.max(this.seq, event.seq ?? 0);
+      this.render(event);
+    }
+    this.messages.lastElementChild?.scrollIntoView({ block: "end" });
+  }
+
+  render(event) {
+    switch (event.type) {
+      case "user":
+        this.streaming = null;
+        this.bubble("user", event.text);
+        break;
+      case "assistant_delta":
+        this.streaming ??= { text: "", node: this.bubble("assistant", "") };
+        this.streaming.text += event.text ?? "";
+        this.streaming.node.replaceChildren(renderMarkdown(this.streaming.text));
+        break;
+      case "assistant":
+        if (this.streaming) this.streaming.node.replaceChildren(renderMarkdown(event.text));
+        else this.bubble("assistant", event.text);
+        this.streaming = null;
+        break;
+      case "tool_start":
+        this.streaming = null;
+        this.status.textContent = `Calling ${event.tool}…`;
+        if (this.showToolCalls) this.cards.set(event.call_id, this.add(toolCard(event)));
+        break;
+      case "tool_end": {
+        const card = this.cards.get(event.call_id);
+        if (card) endToolCard(card, event);
+        this.status.textContent = "Working…";
+        break;
+      }
+      case "approval":
+        this.streaming = null;
+        this.add(approvalCard(event, (choice, args, reason) => this.call("decide", event.call_id, choice, args, reason)));
+        break;
+      case "form":
+        this.streaming = null;
+        this.forms.set(event.form_id, this.add(formCard(event, (action, content) => this.call("answer_form", event.form_id, action, content))));
+        break;
+      case "sign_in":
+        this.add(signInCard(event));
+        break;
+      case "error": {
+        const form = event.form_id && this.forms.get(event.form_id);
+        if (form) form.reopen(event.message);
+        else this.add(el("p", { class: "message error" }, event.message ?? "Error"));
+        break;
+      }
+      case "turn_end":
+        this.streaming = null;
+        this.turnOpen = false;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A message bubble; the assistant's text is Markdown, the person's is plain text. */
+  bubble(role, text) {
+    const node = el("div", { class: `message ${role}` });
+    if (role === "assistant") node.append(renderMarkdown(text));
+    else node.textContent = text ?? "";
+    return this.add(node);
+  }
+
+  add(node) {
+    this.messages.append(node);
+    return node;
+  }
+}

@@ -1,0 +1,174 @@
+"""The chat's events: what a page or a terminal shows of a conversation as it happens, numbered, JSON-able.
+
+Layer: core (agent), below :mod:`knime_mcp.agent.chat_session`, which writes them from its event loop while a face
+(the chat view's data service, ``knime-mcp chat``) reads them from its own thread with :meth:`EventLog.after`.
+:class:`TurnEvents` hears the answer stream and is the toolset's :class:`~knime_mcp.agent.toolset.ToolHooks`: it
+turns each call's start and end into ``tool_start`` and ``tool_end`` events (arguments redacted, images as PNG data
+URLs, secrets scrubbed) and keeps the calls in flight, which a stopped turn ends as ``cancelled``.
+
+    log = EventLog()
+    log.add("user", text="Hi")
+    log.after(0)   # [{"seq": 1, "type": "user", "text": "Hi"}]
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import threading
+import time
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Literal
+
+from knime_mcp.agent.call_log import ToolCallLogEntry
+from knime_mcp.calls.dispatch import CallRecord
+from knime_mcp.errors import scrub
+from knime_mcp.redaction import redact
+from knime_mcp.tools.results import ImagePart
+from knime_mcp.tools.tool import MCPTool
+
+if TYPE_CHECKING:
+    from knime_mcp.calls.dispatch import LocalTool
+    from knime_mcp.tools.results import ToolResult
+
+__all__ = ["STOPPED", "EventKind", "EventLog", "TurnEvents", "calling_server"]
+
+EventKind = Literal[
+    "user", "assistant_delta", "assistant", "tool_start", "tool_end", "approval", "form", "sign_in", "error",
+    "turn_end",
+]  # fmt: skip
+
+STOPPED = "The call was cancelled: the person stopped the turn before it ended."
+"""The error of a call a stopped turn cut off, in the log and for the model."""
+
+calling_server: contextvars.ContextVar[str] = contextvars.ContextVar("calling_server", default="")
+"""The display name of the server the current tool call goes to: a session opened for the call (and its OAuth
+sign-in) runs in a context copied from the call's task, so a sign-in link can name its server."""
+
+
+class EventLog:
+    """Events numbered from 1 in the order they happened; written from one thread, read from any."""
+
+    def __init__(self) -> None:
+        self._added = threading.Condition()
+        self._events: list[dict[str, Any]] = []
+
+    def add(self, event_type: EventKind, /, **fields: Any) -> dict[str, Any]:
+        with self._added:
+            event = {"seq": len(self._events) + 1, "type": event_type, **fields}
+            self._events.append(event)
+            self._added.notify_all()
+        return event
+
+    def after(self, seq: int = 0, wait: float | None = None) -> list[dict[str, Any]]:
+        """The events numbered above ``seq``; with ``wait``, waiting up to that many seconds for one to come."""
+        with self._added:
+            if wait:
+                self._added.wait_for(lambda: len(self._events) > seq, wait)
+            return self._events[max(seq, 0) :]
+
+
+class _InFlight:
+    """A call that started and has not ended yet."""
+
+    def __init__(self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: Any) -> None:
+        self.turn, self.call_id, self.tool, self.origin, self.arguments = turn, call_id, tool, origin, arguments
+        self.started = time.perf_counter()
+
+    def stopped_entry(self) -> ToolCallLogEntry:
+        """The log entry of this call, cut off by a stop."""
+        record = CallRecord(
+            tool=self.tool,
+            kind=self.origin.kind if self.origin is not None else "unknown",
+            server=_server(self.origin) or None,
+            arguments=redact(self.arguments),
+            status="cancelled",
+            error=STOPPED,
+            duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
+        )
+        return ToolCallLogEntry(turn=self.turn, tool_call_id=self.call_id, tool=self.tool, record=record, result=None)
+
+
+class TurnEvents:
+    """A turn's events as they happen: the answer's text as it streams (``assistant_delta``, then the whole as
+    ``assistant`` before the next tool calls start and at the end), and, as the toolset's hooks, each call's start and
+    end; the calls a stopped turn cut off."""
+
+    def __init__(self, log: EventLog, secrets: Collection[str] = ()) -> None:
+        self._log = log
+        self._secrets = tuple(secrets)
+        self._in_flight: dict[str, _InFlight] = {}
+        self._answer: list[str] = []
+        self.finished: dict[str, ToolCallLogEntry] = {}
+        """The entries of the calls that ended in the current turn, by call id."""
+
+    def delta(self, text: str) -> None:
+        """A piece of the answer, as the model generates it."""
+        self._answer.append(text)
+        self._log.add("assistant_delta", text=text)
+
+    def answered(self) -> None:
+        """The answer streamed so far is whole: an ``assistant`` event with its text (none without text)."""
+        text, self._answer = "".join(self._answer), []
+        if text:
+            self._log.add("assistant", text=text)
+
+    def new_turn(self) -> None:
+        self._answer.clear()
+        self.finished.clear()
+
+    def started(
+        self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: dict[str, Any]
+    ) -> None:
+        self.answered()
+        self._in_flight[call_id] = _InFlight(turn, call_id, tool, origin, arguments)
+        server = _server(origin)
+        calling_server.set(server)
+        kind = origin.kind if origin is not None else "unknown"
+        self._log.add("tool_start", call_id=call_id, tool=tool, server=server, kind=kind, arguments=redact(arguments))
+
+    def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
+        self._in_flight.pop(entry.tool_call_id, None)
+        self.finished[entry.tool_call_id] = entry
+        text = scrub(result.text, self._secrets) if result is not None else entry.error or ""
+        self._log.add(
+            "tool_end",
+            call_id=entry.tool_call_id,
+            status=entry.status,
+            duration_ms=entry.duration_ms,
+            text=text,
+            images=_png_urls(result),
+        )
+
+    def stop(self) -> list[ToolCallLogEntry]:
+        """End the calls in flight as cancelled (a ``tool_end`` each), and drop the answer cut off while it
+        streamed (the conversation does not hold it); the calls' log entries."""
+        self._answer.clear()
+        entries = [call.stopped_entry() for call in self._in_flight.values()]
+        self._in_flight.clear()
+        for entry in entries:
+            self.finished[entry.tool_call_id] = entry
+            self._log.add(
+                "tool_end", call_id=entry.tool_call_id, status="cancelled", duration_ms=entry.duration_ms,
+                text=STOPPED, images=[],
+            )  # fmt: skip
+        return entries
+
+
+def _server(origin: MCPTool | LocalTool | None) -> str:
+    return origin.server.display_name if isinstance(origin, MCPTool) else ""
+
+
+def _png_urls(result: ToolResult | None) -> list[str]:
+    """The result's images as PNG data URLs; an image that is no image is left out (its call's text says what
+    the server sent, and the log keeps it)."""
+    from knime_mcp.tools.images import ImageError, to_png
+
+    urls = []
+    for part in result.content if result is not None else ():
+        if isinstance(part, ImagePart):
+            try:
+                urls.append("data:image/png;base64," + base64.b64encode(to_png(part)).decode("ascii"))
+            except ImageError:
+                continue
+    return urls

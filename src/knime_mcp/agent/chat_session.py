@@ -1,0 +1,341 @@
+"""A chat with the agent: one conversation kept going turn after turn, with a person watching, stopping, approving
+calls and filling in the servers' forms.
+
+Layer: core (agent), above the loop's parts (:func:`~knime_mcp.agent.loop.assembled`: one
+:class:`~knime_mcp.calls.pool.ClientPool`, so one session per server for the whole chat) and below the faces: the
+chat view's data service and ``knime-mcp chat``. Each turn runs as a task on one background event loop (an anyio
+blocking portal held for the session's lifetime); the faces call the synchronous, thread-safe methods from their
+own threads and read what happened as numbered events (:mod:`knime_mcp.agent.chat_events`).
+
+- :meth:`ChatSession.stop` cancels the turn: calls in flight are cancelled, which the MCP SDK tells each server
+  with ``notifications/cancelled``; their tool messages say they were stopped, so the chat can go on.
+- The session is the run's approver: a call the policy (``config.approval``) names waits on an ``approval`` event
+  for :meth:`ChatSession.decide`; *Allow for this session* holds for the whole chat.
+- A server's form (elicitation) waits on a ``form`` event for :meth:`ChatSession.answer_form`, whose content is
+  checked against the form's schema; a URL-mode form carries the page's address, which only the person opens.
+- An OAuth sign-in link becomes a ``sign_in`` event.
+
+    with ChatSession(model, tools, config=AgentConfig()) as chat:
+        chat.send("What is 2 + 3?")
+        events = chat.events(after=0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, get_args
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from knime_mcp.agent.approval import ApprovalRequest, Choice, Decision
+from knime_mcp.agent.chat_events import STOPPED, EventLog, TurnEvents, calling_server
+from knime_mcp.agent.loop import DEFAULT_SYSTEM_MESSAGE, AgentConfig, AgentParts, AgentRun, assembled
+from knime_mcp.errors import ConfigError, McpToolError
+from knime_mcp.mcp.server_requests import FormAction, FormAnswer, FormRequest
+from knime_mcp.tools.argument_validation import validate_arguments
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+    from knime_mcp.agent.data import DataRepository
+    from knime_mcp.calls.dispatch import LocalTool
+    from knime_mcp.config import CredentialLookup
+    from knime_mcp.tools.tool import MCPTool
+
+__all__ = ["ChatSession", "FormAction"]
+
+logger = logging.getLogger(__name__)
+
+_ACTIONS: tuple[str, ...] = get_args(FormAction)
+
+T = TypeVar("T")
+
+
+class _Waiting(Generic[T]):
+    """An answer a person owes; set on the session's event loop."""
+
+    def __init__(self, default: T) -> None:
+        self.event = anyio.Event()
+        self.answer = default
+
+    def give(self, answer: T) -> None:
+        self.answer = answer
+        self.event.set()
+
+
+class _Form(NamedTuple):
+    request: FormRequest
+    waiting: _Waiting[FormAnswer]
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """For :func:`validate_arguments`, which checks a tool's arguments the same way."""
+        return self.request.schema or {"type": "object"}
+
+
+class _Person:
+    """The session's :class:`~knime_mcp.agent.approval.Approver`: asks on an ``approval`` event."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self._session = session
+
+    async def decide(self, request: ApprovalRequest) -> Decision | None:
+        return await self._session._ask_approval(request)
+
+
+class ChatSession(AbstractContextManager["ChatSession"]):
+    """One conversation with the agent over one session per server, for a person; see the module docstring."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        tools: Sequence[MCPTool | LocalTool],
+        *,
+        config: AgentConfig,
+        history: Sequence[BaseMessage] = (),
+        system_message: str | None = DEFAULT_SYSTEM_MESSAGE,
+        credentials: CredentialLookup | None = None,
+        secrets: Sequence[str | None] = (),
+        data: DataRepository | None = None,
+    ) -> None:
+        """The arguments are :func:`~knime_mcp.agent.loop.run_agent`'s; ``history`` is the conversation so far."""
+        self._log = EventLog()
+        self._turn_events = TurnEvents(self._log, [secret for secret in secrets if secret])
+        self._assemble = lambda: assembled(
+            model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
+            secrets=secrets, data=data, show_sign_in=self._sign_in, forms=self._ask_form, hooks=self._turn_events,
+            stream=self._turn_events.delta, approver=_Person(self),
+        )  # fmt: skip
+        self._lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._parts_cm: AbstractContextManager[AgentParts] | None = None
+        self._parts: AgentParts | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._stop_asked = False
+        self._failure: McpToolError | None = None
+        self._forms: dict[str, _Form] = {}
+        self._form_ids = itertools.count(1)
+        self._approvals: dict[str, _Waiting[Decision | None]] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> ChatSession:
+        self.open()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Start the event loop and wire the agent; servers connect on their first call."""
+        if self._portal_cm is not None:
+            raise RuntimeError("The chat session is open already; a session opens once.")
+        self._portal_cm = start_blocking_portal(backend="asyncio")
+        portal = self._portal_cm.__enter__()
+        try:
+            self._parts_cm = portal.wrap_async_context_manager(self._assemble())
+            self._parts = self._parts_cm.__enter__()
+        except BaseException as exc:
+            self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._portal = portal
+
+    def close(self) -> None:
+        """Stop a running turn, wait for it to end, and close every session; :meth:`run` still answers."""
+        if self._portal is None:
+            return
+        self.stop()
+        self._idle.wait()
+        assert self._portal_cm is not None and self._parts_cm is not None
+        with self._lock:
+            self._portal = None
+        try:
+            self._parts_cm.__exit__(None, None, None)
+        finally:
+            self._portal_cm.__exit__(None, None, None)
+
+    # -- what a face calls ---------------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is under way."""
+        return not self._idle.is_set()
+
+    def events(self, after: int = 0, wait: float | None = None) -> list[dict[str, Any]]:
+        """The events numbered above ``after``, oldest first; with ``wait``, waiting up to that many seconds for a
+        new one (a terminal follows the chat so, without polling)."""
+        return self._log.after(after, wait)
+
+    def send(self, text: str) -> None:
+        """Start a turn with the person's message; it runs in the background."""
+        if not text.strip():
+            raise ConfigError("The message is empty.", hint="Type a message before sending it.")
+        with self._lock:
+            portal = self._open_portal()
+            if self.running:
+                raise ConfigError("The assistant is still answering.", hint="Wait for the answer, or stop it.")
+            self._idle.clear()
+            self._stop_asked = False
+        self._log.add("user", text=text)
+        portal.start_task_soon(self._turn, text)
+
+    def stop(self) -> None:
+        """End the running turn: cancel its calls in flight (on the servers too) and its open forms."""
+        with self._lock:
+            portal = self._portal
+        if portal is not None and self.running:
+            portal.call(self._stop_now)
+
+    def decide(
+        self, call_id: str, choice: Choice, arguments: dict[str, Any] | None = None, reason: str | None = None
+    ) -> None:
+        """Answer the ``approval`` event of call ``call_id``."""
+        decision = Decision(choice, arguments, reason)
+        self._open_portal().call(self._give_decision, call_id, decision)
+
+    def answer_form(self, form_id: str, action: FormAction, content: dict[str, Any] | None = None) -> None:
+        """Answer the ``form`` event ``form_id``; accepted content that breaks the form's schema is an ``error``
+        event, and the form stays open."""
+        if action not in _ACTIONS:
+            raise ConfigError(f"Unknown form action {action!r}.", hint=f"Use one of {', '.join(_ACTIONS)}.")
+        self._open_portal().call(self._give_form_answer, form_id, action, content)
+
+    def run(self) -> AgentRun:
+        """The conversation and the tool-call log so far, for a node's outputs."""
+        with self._lock:
+            portal = self._portal
+        return portal.call(self._snapshot) if portal is not None else self._snapshot()
+
+    # -- on the event loop ---------------------------------------------------------------------------------------
+
+    def _open_portal(self) -> BlockingPortal:
+        if self._portal is None:
+            raise RuntimeError("Open the chat session with 'with' (or open()) before using it, and not after close().")
+        return self._portal
+
+    async def _turn(self, text: str) -> None:
+        from langchain_core.messages import HumanMessage
+
+        parts = self._parts
+        assert parts is not None
+        self._turn_events.new_turn()
+        self._failure = None
+        parts.conversation.append(HumanMessage(text))
+        try:
+            with anyio.CancelScope() as self._scope:
+                if self._stop_asked:
+                    self._scope.cancel()
+                await self._answer(parts)
+            if self._scope.cancel_called:
+                self._settle_stopped(parts)
+        finally:
+            self._scope = None
+            self._idle.set()
+            self._log.add("turn_end")
+
+    async def _answer(self, parts: AgentParts) -> None:
+        try:
+            await parts.agent.run()
+            self._turn_events.answered()
+        except McpToolError as exc:
+            self._failure = exc
+            self._log.add("error", message=str(exc))
+        except Exception as exc:  # the chat goes on; the person sees what broke
+            logger.exception("The chat's turn failed")
+            self._log.add("error", message=f"The turn failed unexpectedly: {exc}")
+
+    def _stop_now(self) -> None:
+        self._stop_asked = True  # a turn not started yet stops as it starts
+        # A form may be asked outside the turn's task (a server's request on an older protocol), so it is answered.
+        for form in list(self._forms.values()):
+            form.waiting.give(("cancel", None))
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def _settle_stopped(self, parts: AgentParts) -> None:
+        """After a stop: the calls cut off end as cancelled, and every call of the last model message gets a reply
+        (a model refuses a conversation with a call left unanswered) and a log entry."""
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        self._turn_events.stop()
+        messages = parts.conversation.new_messages
+        asked = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        if asked is None:
+            return
+        message = messages[asked]
+        assert isinstance(message, AIMessage)
+        answered = {m.tool_call_id for m in messages[asked + 1 :] if isinstance(m, ToolMessage)}
+        logged = {entry.tool_call_id for entry in parts.toolset.log}
+        for call in [*message.tool_calls, *message.invalid_tool_calls]:
+            call_id = str(call["id"])
+            if call_id not in answered:
+                parts.conversation.append(
+                    ToolMessage(STOPPED, tool_call_id=call_id, name=call.get("name") or "", status="error")
+                )
+            if call_id not in logged and (entry := self._turn_events.finished.get(call_id)) is not None:
+                parts.toolset.log.append(entry)
+
+    def _snapshot(self) -> AgentRun:
+        parts = self._parts
+        assert parts is not None
+        return AgentRun(
+            conversation=parts.conversation, log=list(parts.toolset.log), failure=self._failure,
+            warnings=list(parts.warnings),
+        )  # fmt: skip
+
+    def _sign_in(self, url: str) -> None:
+        self._log.add("sign_in", server=calling_server.get(), url=url)
+
+    async def _ask_approval(self, request: ApprovalRequest) -> Decision | None:
+        waiting: _Waiting[Decision | None] = _Waiting(None)
+        self._approvals[request.call_id] = waiting
+        self._log.add("approval", **request.to_dict())
+        try:
+            await waiting.event.wait()
+        finally:
+            self._approvals.pop(request.call_id, None)
+        return waiting.answer
+
+    def _give_decision(self, call_id: str, decision: Decision) -> None:
+        if (waiting := self._approvals.get(call_id)) is None:
+            self._log.add("error", message=f"No call {call_id!r} is waiting for approval.")
+        else:
+            waiting.give(decision)
+
+    async def _ask_form(self, request: FormRequest) -> FormAnswer:
+        form_id = f"form-{next(self._form_ids)}"
+        form = _Form(request, _Waiting(("cancel", None)))
+        self._forms[form_id] = form
+        self._log.add(
+            "form", form_id=form_id, server=request.server, message=request.message, schema=request.schema,
+            url=request.url,
+        )  # fmt: skip
+        try:
+            await form.waiting.event.wait()
+        finally:
+            self._forms.pop(form_id, None)
+        return form.waiting.answer
+
+    def _give_form_answer(self, form_id: str, action: FormAction, content: dict[str, Any] | None) -> None:
+        if (form := self._forms.get(form_id)) is None:
+            self._log.add("error", message=f"The form {form_id!r} is not open any more.")
+            return
+        if action == "accept" and form.request.url is None:
+            problems = validate_arguments(form, content or {})
+            if problems:
+                message = f"The answer does not fit the form: {'; '.join(problems)}"
+                self._log.add("error", message=message, form_id=form_id)
+                return
+        form.waiting.give((action, content if action == "accept" else None))

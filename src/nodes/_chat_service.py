@@ -1,0 +1,58 @@
+"""The Agent Chat view's data service: what the page (src/nodes/chat_view) calls over KNIME's JSON-RPC bridge.
+
+KNIME's node backend wraps the object a node's ``get_data_service`` returns and calls its methods by name with the
+page's arguments (``_JsonRpcDataService.handleJsonRpcRequest``); results must be JSON. The page calls ``init`` once,
+then ``send`` a message and ``poll`` for the turn's events until it ends; ``stop``, ``decide`` and ``answer_form``
+are the person's buttons. Every method is one call on the core's chat session, which is thread-safe: KNIME may call
+from more than one thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from knime_mcp.agent.chat_session import ChatSession
+
+__all__ = ["ChatViewService"]
+
+
+class ChatViewService:
+    """The page's view of one :class:`ChatSession`, with the view's settings."""
+
+    def __init__(self, session: ChatSession, *, show_tool_calls: bool, initial_message: str = "") -> None:
+        self._session = session
+        self._show_tool_calls = show_tool_calls
+        self._initial_message = initial_message
+
+    def init(self) -> dict[str, Any]:
+        """The settings the page needs and the events so far (the page may be opened again mid-conversation)."""
+        return {
+            "show_tool_calls": self._show_tool_calls,
+            "initial_message": self._initial_message,
+            **self.poll(0),
+        }
+
+    def send(self, text: str) -> None:
+        """Starts a turn with the person's message."""
+        self._session.send(text)
+
+    def poll(self, after: int = 0) -> dict[str, Any]:
+        """The events after sequence number ``after`` and whether a turn is running. ``running`` is read first, so
+        when it is false the ended turn's events (up to its ``turn_end``) are all in the list."""
+        running = self._session.running
+        return {"events": self._session.events(after), "running": running}
+
+    def stop(self) -> None:
+        """Ends the turn and cancels the calls in flight."""
+        self._session.stop()
+
+    def decide(
+        self, call_id: str, choice: str, arguments: dict[str, Any] | None = None, reason: str | None = None
+    ) -> None:
+        """Answers an approval card: approve, deny (with an optional reason) or allow for this session."""
+        self._session.decide(call_id, choice, arguments=arguments, reason=reason)
+
+    def answer_form(self, form_id: str, action: str, content: dict[str, Any] | None = None) -> None:
+        """Answers a server's form: accept (with the content), decline or cancel."""
+        self._session.answer_form(form_id, action, content)

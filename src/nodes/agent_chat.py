@@ -1,0 +1,289 @@
+"""Agent Chat: the Agent Prompter's agent in a chat view, where a person types, watches tool calls, stops a turn,
+approves calls and answers the servers' forms; applying the view writes the conversation, log and data outputs."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import knime.extension as knext
+
+from knime_mcp.errors import ConfigError
+from nodes import CATEGORY
+from nodes._agent_options import ErrorOptions
+from nodes._agent_settings import (
+    allow_parameter,
+    call_timeout_parameter,
+    deny_parameter,
+    iteration_limit_parameter,
+    max_concurrency_parameter,
+    mcp_column_parameter,
+    on_limit_parameter,
+    output_cap_parameter,
+    resources_parameter,
+    sampling_max_prompt_bytes_parameter,
+    sampling_max_requests_parameter,
+    sampling_max_tokens_parameter,
+    sampling_parameter,
+    system_message_parameter,
+    tool_errors_parameter,
+    workflow_column_parameter,
+)
+from nodes._agent_setup import agent_config, agent_tools, tool_columns
+from nodes._agent_tables import data_output_tables, log_schema
+from nodes._approval_settings import (
+    ask_all_parameter,
+    ask_destructive_parameter,
+    ask_pattern_parameter,
+    ask_unannotated_parameter,
+)
+from nodes._chat_service import ChatViewService
+from nodes._conversation import conversation_schema, knime_conversation
+from nodes._credentials import credential_lookup
+from nodes._errors import knime_errors
+from nodes._tables import read_pyarrow
+from nodes._tool_settings import (
+    DestructiveOptions,
+    destructive_parameter,
+    trust_servers_parameter,
+    unannotated_parameter,
+)
+from nodes.chat_model import ChatModelPortObject, ChatModelSpec, chat_model_port_type
+
+if TYPE_CHECKING:
+    from knime_mcp.agent.chat_session import ChatSession
+    from knime_mcp.agent.data import DataRepository
+
+LOGGER = logging.getLogger(__name__)
+_DATA_OUTPUTS = 2
+"""Index of the *Data outputs* group among the output ports."""
+_VIEW_TABLES = 2
+"""The view data's ports: the conversation, the log, then the tables the chat added to the data repository."""
+
+
+@knext.node("Agent Chat", knext.NodeType.VISUALIZER, "icons/agent.png", category=CATEGORY, id="AgentChat")
+@knext.input_port("Chat model", "The chat model, from the Chat Model Connector.", chat_model_port_type)
+@knext.input_table("Tools", "MCP tools (from the MCP Tool Provider) and/or KNIME workflow tools.")
+@knext.input_table("Conversation", "An earlier conversation to continue, as this node outputs it.", optional=True)
+@knext.input_table_group(
+    "Data inputs",
+    "Tables for the agent's data repository (add ports with the node's '...' menu); the model sees their columns, "
+    "never their data.",
+)
+@knext.output_table("Conversation", "The conversation held in the view, after the input conversation.")
+@knext.output_table("Tool calls", "One row per tool call of the chat: tool, kind, server, arguments, status, timing.")
+@knext.output_table_group(
+    "Data outputs",
+    "The newest tables of the data repository, one per port; empty tables when the repository holds fewer.",
+)
+@knext.output_view(
+    "Chat",
+    "The chat with the agent: messages, tool calls, approvals and the servers' forms.",
+    static_resources="src/nodes/chat_view",
+    index_html_path="index.html",
+)
+class AgentChat:
+    """Chats with an agent that uses MCP tools and KNIME workflow tools, in the node's view.
+
+    The agent is the Agent Prompter's, with the same settings where they mean the same (tool columns, tool policy,
+    limits, sampling, resources, *Ask before calling*). In the view a person types a message; the answer appears
+    as it is generated, each tool call shows when it starts and ends (unless *Show tool calls* is off), *Stop*
+    ends the turn and cancels the calls in flight, a call that needs approval waits on a card (approve, deny with
+    a reason, allow for this session), a server's form is shown to fill in, and an OAuth sign-in link appears in
+    the chat.
+
+    Applying or closing the view keeps the chat as the view's data (KNIME 5.6 and later): the node then outputs
+    the conversation (the input conversation first), the tool-call log and the data outputs, and opening the view
+    again continues that conversation. Executed without the view, the node outputs the input conversation, followed
+    by the *Initial assistant message* when one is set, an empty log and the newest data tables.
+    """
+
+    system_message = system_message_parameter()
+    initial_message = knext.MultilineStringParameter(
+        "Initial assistant message",
+        "A message the chat opens with, as the assistant's; empty: none.",
+        "",
+        number_of_lines=3,
+        since_version="0.5.0",
+    )
+    show_tool_calls = knext.BoolParameter(
+        "Show tool calls",
+        "Show each tool call in the chat: the tool, its server, its arguments (secrets redacted), its status, "
+        "duration and result.",
+        True,
+        since_version="0.5.0",
+    )
+    mcp_column = mcp_column_parameter()
+    workflow_column = workflow_column_parameter()
+    iteration_limit = iteration_limit_parameter()
+    on_limit = on_limit_parameter()
+    tool_errors = tool_errors_parameter()
+    max_concurrency = max_concurrency_parameter()
+    call_timeout = call_timeout_parameter()
+    output_cap = output_cap_parameter()
+    allow = allow_parameter()
+    deny = deny_parameter()
+    destructive = destructive_parameter(DestructiveOptions.BLOCK)
+    unannotated_destructive = unannotated_parameter()
+    trust_all_servers = trust_servers_parameter()
+    sampling = sampling_parameter()
+    sampling_max_tokens = sampling_max_tokens_parameter(sampling)
+    sampling_max_prompt_bytes = sampling_max_prompt_bytes_parameter(sampling)
+    sampling_max_requests = sampling_max_requests_parameter(sampling)
+    resources = resources_parameter()
+    ask_destructive = ask_destructive_parameter()
+    ask_unannotated = ask_unannotated_parameter()
+    ask_pattern = ask_pattern_parameter()
+    ask_all = ask_all_parameter()
+
+    def configure(
+        self,
+        ctx: knext.ConfigurationContext,
+        model: ChatModelSpec,
+        tools: knext.Schema,
+        history: knext.Schema | None,
+        data: list[knext.Schema],
+    ) -> list[Any]:
+        from knime_mcp.conversation import CONTENT, ROLE
+
+        with knime_errors():
+            self._config()
+            tool_columns(self, tools)
+            if history is not None and not {ROLE, CONTENT} <= set(history.column_names):
+                raise ConfigError(
+                    f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
+                    hint="Connect a conversation table as this node outputs it.",
+                )
+        data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
+        return [conversation_schema(False), log_schema(), data_outputs]
+
+    def execute(
+        self,
+        ctx: knext.ExecutionContext,
+        model: ChatModelPortObject,
+        tools: knext.Table,
+        history: knext.Table | None,
+        data: list[knext.Table],
+    ) -> list[Any]:
+        """The chat the view kept, else the history and the initial message: no model is called here."""
+        from knime_mcp.agent.call_log import log_table
+        from knime_mcp.agent.data import DataRepository
+        from knime_mcp.conversation import Conversation, conversation_table
+        from nodes._agent_tables import KnimeTables
+
+        outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
+        kept = _view_data(ctx)
+        repository = DataRepository(KnimeTables())
+        for table in [*data, *(kept["ports"][_VIEW_TABLES:] if kept else [])]:
+            repository.add(table, name="table")
+        if kept:
+            return [kept["ports"][0], kept["ports"][1], data_output_tables(repository, outputs)]
+        with knime_errors():
+            conversation = Conversation(None, self._history(history, None))
+        return [
+            knime_conversation(conversation_table(conversation)),
+            knext.Table.from_pyarrow(log_table([])),
+            data_output_tables(repository, outputs),
+        ]
+
+    def get_data_service(
+        self,
+        ctx: Any,
+        model: ChatModelPortObject,
+        tools: knext.Table,
+        history: knext.Table | None,
+        data: list[knext.Table],
+    ) -> ChatViewService:
+        """The view's data service over a chat session: the kept chat continued, else the input conversation."""
+        from knime_mcp.agent.chat_session import ChatSession
+        from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
+
+        kept = _view_data(ctx)
+        with knime_errors():
+            setup = agent_tools(ctx, self, tools, data, _WorkerThread(), 0)
+            added = kept["ports"][_VIEW_TABLES:] if kept else []
+            for number, table in enumerate(added, start=1):
+                setup.repository.add(table, name=f"chat_table_{number}", description="Made earlier in the chat")
+            credentials = credential_lookup(ctx)
+            api_key = resolve_api_key(model.config, credentials)
+            messages = self._history(history, kept)
+            session = ChatSession(
+                build_chat_model(model.config, api_key), setup.tools, config=self._config(), history=messages,
+                system_message=self.system_message, credentials=credentials, secrets=[api_key],
+                data=setup.repository if setup.uses_data or added else None,
+            )  # fmt: skip
+            session.open()
+        return _AgentChatService(
+            session, setup.repository, len(data), kept["ports"][1] if kept else None,
+            show_tool_calls=self.show_tool_calls, initial_message="" if kept else self.initial_message,
+        )  # fmt: skip
+
+    def _history(self, history: knext.Table | None, kept: dict[str, Any] | None) -> list[Any]:
+        """The conversation the chat goes on from: the kept one, else the input's and the initial message."""
+        from langchain_core.messages import AIMessage
+
+        from knime_mcp.conversation import messages_from_arrow
+
+        if kept:
+            return messages_from_arrow(kept["ports"][0].to_pyarrow())
+        messages = messages_from_arrow(read_pyarrow(history)) if history is not None else []
+        return [*messages, AIMessage(self.initial_message)] if self.initial_message.strip() else messages
+
+    def _config(self) -> Any:
+        """The Agent Prompter's configuration; a person sees errors and answers forms in the view."""
+        return agent_config(self, errors=ErrorOptions.FAIL.name, elicitation="DECLINE")
+
+
+def _view_data(ctx: Any) -> dict[str, Any] | None:
+    """What the view kept when it was applied or closed; None before, and on KNIME versions without view data
+    (5.5: its contexts have no ``_get_view_data``)."""
+    get = getattr(ctx, "_get_view_data", None)
+    return get() if get is not None else None
+
+
+class _WorkerThread:
+    """Runs workflow tools in a worker thread: the view's context is not bound to one thread (KNIME's own chat view
+    calls tools from its agent's thread), unlike ``execute``'s, which ``CallerThread`` serves."""
+
+    async def run(self, func: Any, *args: Any) -> Any:
+        import anyio
+
+        return await anyio.to_thread.run_sync(partial(func, *args), abandon_on_cancel=True)
+
+
+class _AgentChatService(ChatViewService):
+    """The page's data service, plus ``get_view_data``, which KNIME calls (not the page) when the view is applied
+    or closed: the chat as tables, for ``execute`` and the next session."""
+
+    def __init__(
+        self, session: ChatSession, repository: DataRepository, inputs: int, earlier_log: Any, **settings: Any
+    ) -> None:
+        super().__init__(session, **settings)
+        self._chat = session
+        self._repository = repository
+        self._inputs = inputs
+        self._earlier_log = earlier_log
+
+    def get_view_data(self) -> dict[str, Any]:
+        from knime_mcp.agent.call_log import log_table
+        from knime_mcp.conversation import conversation_table
+
+        run = self._chat.run()
+        log = log_table(run.log)
+        if self._earlier_log is not None:
+            log = _concat_logs(self._earlier_log.to_pyarrow(), log)
+        added = [self._repository.host_table(table) for table in self._repository.tables[self._inputs :]]
+        return {
+            "data": {"tables": len(added)},
+            "ports": [knime_conversation(conversation_table(run.conversation)), knext.Table.from_pyarrow(log), *added],
+            "portIds": [],
+        }
+
+
+def _concat_logs(earlier: Any, new: Any) -> Any:
+    """The earlier sessions' log (as KNIME gave it back: Row IDs first) followed by this session's."""
+    import pyarrow as pa
+
+    earlier = earlier.drop_columns([earlier.column_names[0]]) if earlier.column_names[0] == "<RowID>" else earlier
+    return pa.concat_tables([earlier.cast(new.schema), new])
