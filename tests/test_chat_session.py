@@ -5,7 +5,9 @@ reaches the server; against this project's MCP servers (tests/servers), with the
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +15,9 @@ from typing import Any
 
 import anyio
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from fixtures.oauth_servers import OAuthServers
+from fixtures.oauth_servers import SCRIPTED_BROWSER, OAuthServers, browser_visits
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp import auth as oauth
 from knime_mcp.agent.approval import ApprovalPolicy
@@ -262,10 +264,46 @@ def test_an_oauth_sign_in_link_comes_as_an_event_naming_its_server(oauth_servers
     spec = ServerSpec(target=oauth_servers.http_url, auth=AuthRef(kind="oauth"), name="guarded")
     tools = anyio.run(lambda: list_server_tools(spec, show_sign_in=lambda url: None)).tools
     assert oauth.forget_server(oauth_servers.http_url) > 0
+    listed = len(browser_visits(browser))
     model = scripted(calls(("c1", "echo", {"text": "hi"})), AIMessage("Signed in."))
     with ChatSession(model, tools, config=AgentConfig()) as session:
-        # When the chat calls one of them, then the person is shown where to sign in, and the call goes through
-        events = _turn(session, "Echo.")
-    (sign_in,) = [event for event in events if event["type"] == "sign_in"]
-    assert sign_in["server"] == "guarded" and sign_in["url"].startswith(oauth_servers.issuer)
+        # When the chat calls one of them, then the person is shown where to sign in
+        session.send("Echo.")
+        sign_in = _event(session, "sign_in")
+        assert sign_in["server"] == "guarded" and sign_in["url"].startswith(oauth_servers.issuer)
+        # And when they open the link (the page opens it on their click), the call goes through
+        subprocess.run([sys.executable, str(SCRIPTED_BROWSER), sign_in["url"]], check=True, timeout=_PATIENCE)
+        _event(session, "turn_end")
+        events = session.events()
+    # And the session opened no browser of its own: the person's visit is the only one
+    for opening in [t for t in threading.enumerate() if t.name == "knime-mcp sign-in browser"]:
+        opening.join(_PATIENCE)  # a browser the session started (the BROWSER command) has logged its visit by now
+    assert browser_visits(browser)[listed:] == [sign_in["url"]]
     assert [event["status"] for event in events if event["type"] == "tool_end"] == ["ok"]
+
+
+def test_a_chat_with_history_shows_it_first(demo_tools: list[MCPTool]) -> None:
+    # Given a conversation so far: a question, an answered tool call with a secret in its arguments, and the answer
+    history = [
+        HumanMessage("Echo hi."),
+        AIMessage("", tool_calls=[{"id": "c0", "name": "echo", "args": {"text": "hi", "api_key": "sk-123"}}]),
+        ToolMessage("hi", tool_call_id="c0", name="echo"),
+        AIMessage("It said **hi**."),
+        AIMessage("Anything else?"),
+    ]
+    model = scripted(AIMessage("Bye."))
+    with ChatSession(model, demo_tools, config=AgentConfig(), history=history) as session:
+        # When a page opens on it, then its first events are that conversation, the tool call as an ended card
+        earlier = session.events()
+        assert [(e["type"], e.get("text")) for e in earlier] == [
+            ("user", "Echo hi."), ("tool_start", None), ("tool_end", "hi"), ("assistant", "It said **hi**."),
+            ("assistant", "Anything else?"),
+        ]  # fmt: skip
+        start, end = earlier[1:3]
+        assert (start["call_id"], start["tool"], start["arguments"]["text"]) == ("c0", "echo", "hi")
+        assert start["arguments"]["api_key"] != "sk-123" and (end["call_id"], end["status"]) == ("c0", "ok")
+        # And the chat goes on from it, the new events numbered after it
+        events = _turn(session, "Thanks.")
+    assert events[0]["seq"] == len(earlier) + 1
+    assert [e["text"] for e in events if e["type"] in ("user", "assistant")] == ["Thanks.", "Bye."]
+    assert [m.text for m in model.requests[0][0] if m.type == "human"] == ["Echo hi.", "Thanks."]

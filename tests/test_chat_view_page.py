@@ -41,11 +41,10 @@ def browser() -> Iterator[Chrome]:
         yield driver
 
 
-def chat(browser: Chrome, session: FakeChatSession, *, show_tool_calls: bool = True, initial_message: str = ""
+def chat(browser: Chrome, session: FakeChatSession, *, show_tool_calls: bool = True
          ) -> contextlib.AbstractContextManager[ViewHost]:  # fmt: skip
     """The page open on ``session`` through the view's data service."""
-    service = ChatViewService(session, show_tool_calls=show_tool_calls, initial_message=initial_message)
-    return open_chat(browser, service)
+    return open_chat(browser, ChatViewService(session, show_tool_calls=show_tool_calls))
 
 
 def _delete_after_approval(session: FakeChatSession, text: str) -> None:
@@ -65,7 +64,8 @@ def _delete_after_approval(session: FakeChatSession, text: str) -> None:
 def test_a_message_an_approval_a_tool_call_and_the_answer(browser: Chrome, tmp_path: Path) -> None:
     # Given the chat on a session whose turn asks before deleting an entry
     session = FakeChatSession(_delete_after_approval)
-    with chat(browser, session, initial_message="Hello, I keep the *ledger*.") as host:
+    session.emit("assistant", text="Hello, I keep the *ledger*.")  # the initial message, as the session's history
+    with chat(browser, session) as host:
         assert shown(browser, ".message.assistant em").text == "ledger"
         # When the person types a message
         say(browser, "Delete entry 3")

@@ -52,9 +52,10 @@ def demo_tools(demo_stdio_command: list[str]) -> list[MCPTool]:
 def test_a_message_an_approval_the_call_and_the_answer(browser: Chrome, demo_tools: list[MCPTool]) -> None:
     # Given a chat that asks before every call, and a model that calls echo and then answers
     model = scripted(calls(("c1", "echo", {"text": "hello"})), AIMessage("The server said **hello**."))
-    with ChatSession(model, demo_tools, config=ASK_ALL) as session:
-        service = ChatViewService(session, show_tool_calls=True, initial_message="Hi! Ask me to *echo* something.")
-        with open_chat(browser, service) as host:
+    opening = [AIMessage("Hi! Ask me to *echo* something.")]
+    with ChatSession(model, demo_tools, config=ASK_ALL, history=opening) as session:
+        with open_chat(browser, ChatViewService(session, show_tool_calls=True)) as host:
+            assert shown(browser, ".message.assistant em").text == "echo"
             # When the person types a message, the turn waits on an approval card
             say(browser, "Please echo hello.")
             card = shown(browser, ".card.approval")
@@ -72,6 +73,34 @@ def test_a_message_an_approval_the_call_and_the_answer(browser: Chrome, demo_too
             assert host.alerts == []
         run = session.run()
     assert [(entry.tool, entry.status) for entry in run.log] == [("echo", "ok")]
+
+
+def test_a_chat_opened_again_shows_the_conversation_so_far(browser: Chrome, demo_tools: list[MCPTool]) -> None:
+    # Given a chat held earlier, with a tool call, and a session going on from it (as the view opens again)
+    model = scripted(calls(("c1", "echo", {"text": "hello"})), AIMessage("The server said **hello**."))
+    with ChatSession(model, demo_tools, config=AgentConfig()) as first:
+        with open_chat(browser, ChatViewService(first, show_tool_calls=True)):
+            say(browser, "Please echo hello.")
+            shown(browser, '.card.tool[data-status="ok"]')
+            idle(browser)
+        earlier = first.run().conversation.new_messages
+    with ChatSession(scripted(AIMessage("Bye.")), demo_tools, config=AgentConfig(), history=earlier) as session:
+        # When the page opens on it
+        with open_chat(browser, ChatViewService(session, show_tool_calls=True)) as host:
+            # Then it shows the earlier messages and the call, ended, before anything new is said
+            assert shown(browser, ".message.user").text == "Please echo hello."
+            tool = shown(browser, '.card.tool[data-status="ok"]')
+            assert tool.find_element(By.CSS_SELECTOR, ".tool-name").text == "echo"
+            tool.find_element(By.CSS_SELECTOR, ".result summary").click()
+            assert tool.find_element(By.CSS_SELECTOR, ".result-text").text == "hello"
+            answer = shown(browser, ".message.assistant")
+            assert answer.find_element(By.CSS_SELECTOR, "strong").text == "hello"
+            # And the chat goes on after them
+            say(browser, "Thanks.")
+            idle(browser)
+            messages = browser.find_elements(By.CSS_SELECTOR, ".message")
+            assert [m.text for m in messages] == ["Please echo hello.", "The server said hello.", "Thanks.", "Bye."]
+            assert host.alerts == []
 
 
 def test_a_denial_with_a_reason_reaches_the_model(browser: Chrome, demo_tools: list[MCPTool]) -> None:

@@ -20,18 +20,14 @@ __all__ = ["ChatViewService"]
 class ChatViewService:
     """The page's view of one :class:`ChatSession`, with the view's settings."""
 
-    def __init__(self, session: ChatSession, *, show_tool_calls: bool, initial_message: str = "") -> None:
+    def __init__(self, session: ChatSession, *, show_tool_calls: bool) -> None:
         self._session = session
         self._show_tool_calls = show_tool_calls
-        self._initial_message = initial_message
 
     def init(self) -> dict[str, Any]:
-        """The settings the page needs and the events so far (the page may be opened again mid-conversation)."""
-        return {
-            "show_tool_calls": self._show_tool_calls,
-            "initial_message": self._initial_message,
-            **self.poll(0),
-        }
+        """The settings the page needs and the events so far: the conversation the session went on from first (the
+        input conversation, the initial message, or the chat kept when the view was last applied), then its turns."""
+        return {"show_tool_calls": self._show_tool_calls, **self.poll(0)}
 
     def send(self, text: str) -> None:
         """Starts a turn with the person's message."""

@@ -39,6 +39,7 @@ from nodes._approval_settings import (
     ask_unannotated_parameter,
 )
 from nodes._chat_service import ChatViewService
+from nodes._chat_sessions import CHAT_SESSIONS, chat_key
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import credential_lookup
 from nodes._errors import knime_errors
@@ -214,10 +215,19 @@ class AgentChat:
                 data=setup.repository if setup.uses_data or added else None,
             )  # fmt: skip
             session.open()
+        CHAT_SESSIONS.adopt(self._chat_key(model, tools, history), session)
         return _AgentChatService(
             session, setup.repository, len(data), kept["ports"][1] if kept else None,
-            show_tool_calls=self.show_tool_calls, initial_message="" if kept else self.initial_message,
+            show_tool_calls=self.show_tool_calls,
         )  # fmt: skip
+
+    def _chat_key(self, model: ChatModelPortObject, tools: knext.Table, history: knext.Table | None) -> str:
+        """Which node's chat this is (``nodes._chat_sessions``): the view context has no node id, so its settings
+        and the inputs that make the chat; the data inputs are left out (large, and the tools decide)."""
+        from knime.extension.parameter import extract_parameters
+
+        inputs = [read_pyarrow(table).to_pylist() for table in (tools, history) if table is not None]
+        return chat_key(type(self).__name__, extract_parameters(self), model.config, *inputs)
 
     def _history(self, history: knext.Table | None, kept: dict[str, Any] | None) -> list[Any]:
         """The conversation the chat goes on from: the kept one, else the input's and the initial message."""
@@ -264,6 +274,21 @@ class _AgentChatService(ChatViewService):
         self._repository = repository
         self._inputs = inputs
         self._earlier_log = earlier_log
+
+    def send(self, text: str) -> None:
+        """Starts a turn, unless the session was closed under this page (``nodes._chat_sessions``): then says why."""
+        closed = CHAT_SESSIONS.closed_because(self._chat)
+        if closed is not None:
+            raise ConfigError(
+                f"This chat was closed: {closed}.", hint="Close this view and open it again to continue the chat."
+            )
+        CHAT_SESSIONS.touch(self._chat)
+        super().send(text)
+
+    def poll(self, after: int = 0) -> dict[str, Any]:
+        """The page's polls (and ``init``) keep the session from being closed as idle."""
+        CHAT_SESSIONS.touch(self._chat)
+        return super().poll(after)
 
     def get_view_data(self) -> dict[str, Any]:
         from knime_mcp.agent.call_log import log_table

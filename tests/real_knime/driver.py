@@ -300,9 +300,7 @@ def data_service(node: Any, ctx: Any, *inputs: Any, view_data: java.ViewData | N
     run = _NodeRun(node, ctx, inputs, None)
     knime = run.knime
     java_inputs = [_object_to_java(run, port, value) for port, value in run.inputs]
-    java_ctx = java.ExecutionContext(
-        ctx, run.node_id, run.port_maps, knime.table_to_python, knime.upstream_table, view_data
-    )
+    java_ctx = java.ViewContext(ctx, run.port_maps, knime.table_to_python, knime.upstream_table, view_data)
     try:
         service = run.proxy.getDataService(java_ctx, java_inputs)
     finally:

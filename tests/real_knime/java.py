@@ -345,12 +345,38 @@ class ToolResult:
         return self._view_node_ids
 
 
-class ExecutionContext(ConfigurationContext):
-    """The Java context of ``execute``: also progress, the cancel button, and running workflow tools.
+class _RunsWorkflowTools:
+    """``execute_tool`` as KNIME's execution and view contexts have it (Java's ``ToolExecutor`` behind both).
 
     A workflow tool is the test's scripted ``_execute_tool`` on its context: it gets the tool and the input tables
     decoded from what Python sent, as KNIME's tool execution would see them, and its output tables go back to
     Python as tables. A ``RuntimeError`` it raises is a failed tool (no outputs, its message)."""
+
+    _workflow: Any
+    _to_python: Callable[[Any], Any]
+    _to_java: Callable[[Any], BufferedDataTable]
+    _view_data: ViewData | None
+
+    def get_view_data(self) -> ViewData | None:
+        """What the node's view kept when it was applied (KNIME 5.6 and later ask; 5.5 has no view data)."""
+        return self._view_data
+
+    def execute_tool(
+        self, tool_table: Any, parameter_json: str, inputs: list[Any], execution_hints: dict[str, str]
+    ) -> ToolResult:
+        (tool,) = self._to_python(tool_table).to_pandas()["tool"]
+        tables = [self._to_python(table) for table in inputs]
+        try:
+            message, outputs, view_node_ids = self._workflow._execute_tool(
+                tool, json.loads(parameter_json), tables, dict(execution_hints)
+            )
+        except RuntimeError as failed:
+            return ToolResult(str(failed), None, [])
+        return ToolResult(message, [self._to_java(table) for table in outputs], list(view_node_ids))
+
+
+class ExecutionContext(_RunsWorkflowTools, ConfigurationContext):
+    """The Java context of ``execute``: also progress, the cancel button, and running workflow tools."""
 
     def __init__(
         self,
@@ -366,28 +392,34 @@ class ExecutionContext(ConfigurationContext):
         self._to_java = to_java
         self._view_data = view_data
 
-    def get_view_data(self) -> ViewData | None:
-        """What the node's view kept when it was applied (KNIME 5.6 and later ask; 5.5 has no view data)."""
-        return self._view_data
-
     def set_progress(self, progress: float, message: str | None = None) -> None:
         self._workflow.set_progress(progress, message)
 
     def is_canceled(self) -> bool:
         return bool(self._workflow.is_canceled())
 
-    def execute_tool(
-        self, tool_table: Any, parameter_json: str, inputs: list[Any], execution_hints: dict[str, str]
-    ) -> ToolResult:
-        (tool,) = self._to_python(tool_table).to_pandas()["tool"]
-        tables = [self._to_python(table) for table in inputs]
-        try:
-            message, outputs, view_node_ids = self._workflow._execute_tool(
-                tool, json.loads(parameter_json), tables, dict(execution_hints)
-            )
-        except RuntimeError as failed:
-            return ToolResult(str(failed), None, [])
-        return ToolResult(message, [self._to_java(table) for table in outputs], list(view_node_ids))
+
+class ViewContext(_RunsWorkflowTools, _WorkflowContext):
+    """The Java context of ``get_data_service`` (``DefaultViewContext``): credentials, port maps, running workflow
+    tools and the view data; no node id, progress, cancel or warning. KNIME 5.9+ also combine the view's tool runs
+    into one workflow (``init_combined_tools_workflow``), which the node does not use."""
+
+    def __init__(
+        self,
+        workflow: Any,
+        port_maps: tuple[PortMap, PortMap],
+        to_python: Callable[[Any], Any],
+        to_java: Callable[[Any], BufferedDataTable],
+        view_data: ViewData | None = None,
+    ) -> None:
+        super().__init__(workflow, port_maps[0])
+        self._output_port_map = port_maps[1]
+        self._to_python = to_python
+        self._to_java = to_java
+        self._view_data = view_data
+
+    def get_output_port_map(self) -> PortMap:
+        return self._output_port_map
 
 
 @dataclass(frozen=True)

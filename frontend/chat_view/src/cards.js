@@ -35,7 +35,8 @@ export function toolCard(event) {
 export function endToolCard(card, event) {
   card.dataset.status = event.status;
   card.querySelector(".tool-status").textContent = event.status;
-  card.querySelector(".duration").textContent = `${((event.duration_ms ?? 0) / 1000).toFixed(1)} s`;
+  // An earlier call, shown again from the conversation, has no duration (the log has it).
+  card.querySelector(".duration").textContent = event.duration_ms == null ? "" : `${(event.duration_ms / 1000).toFixed(1)} s`;
   const images = (event.images ?? []).filter((url) => PNG_DATA_URL.test(url));
   if (images.length) card.append(el("div", { class: "images" }, images.map((src) => el("img", { src, alt: "tool image" }))));
   card.append(el("details", { class: "result" }, el("summary", {}, "Result"), el("pre", { class: "result-text" }, event.text ?? "")));

@@ -43,7 +43,6 @@ export class ChatView {
   async start() {
     const state = (await this.call("init")) ?? {};
     this.showToolCalls = state.show_tool_calls !== false;
-    if (state.initial_message) this.bubble("assistant", state.initial_message);
     this.apply(state.events ?? []);
     this.serverRunning = Boolean(state.running);
     this.update();

@@ -17,17 +17,20 @@ import base64
 import contextvars
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from knime_mcp.agent.call_log import ToolCallLogEntry
 from knime_mcp.calls.dispatch import CallRecord
 from knime_mcp.errors import scrub
 from knime_mcp.redaction import redact
+from knime_mcp.tools.fences import within_fences
 from knime_mcp.tools.results import ImagePart
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
     from knime_mcp.calls.dispatch import LocalTool
     from knime_mcp.tools.results import ToolResult
 
@@ -112,6 +115,33 @@ class TurnEvents:
         text, self._answer = "".join(self._answer), []
         if text:
             self._log.add("assistant", text=text)
+
+    def earlier(self, history: Sequence[BaseMessage]) -> None:
+        """The conversation so far as the chat's first events, so a page opened again shows it: the person's and the
+        assistant's messages, and each answered tool call as an ended card (its server and duration are in the log,
+        not the conversation)."""
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+        replies = {m.tool_call_id: m for m in history if isinstance(m, ToolMessage)}
+        for message in history:
+            if isinstance(message, HumanMessage):
+                self._log.add("user", text=message.text)
+            elif isinstance(message, AIMessage):
+                if message.text:
+                    self._log.add("assistant", text=message.text)
+                for call in message.tool_calls:
+                    call_id = str(call["id"])
+                    if (reply := replies.get(call_id)) is None:
+                        continue  # a call left unanswered (awaiting approval): the turn to come answers it
+                    self._log.add(
+                        "tool_start", call_id=call_id, tool=call["name"], server="", kind="",
+                        arguments=redact(call["args"]),
+                    )  # fmt: skip
+                    self._log.add(
+                        "tool_end", call_id=call_id, status="error" if reply.status == "error" else "ok",
+                        duration_ms=None, text=scrub(within_fences("tool-output", reply.text), self._secrets),
+                        images=[],
+                    )  # fmt: skip
 
     def new_turn(self) -> None:
         self._answer.clear()

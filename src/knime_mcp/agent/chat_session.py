@@ -13,7 +13,9 @@ own threads and read what happened as numbered events (:mod:`knime_mcp.agent.cha
   for :meth:`ChatSession.decide`; *Allow for this session* holds for the whole chat.
 - A server's form (elicitation) waits on a ``form`` event for :meth:`ChatSession.answer_form`, whose content is
   checked against the form's schema; a URL-mode form carries the page's address, which only the person opens.
-- An OAuth sign-in link becomes a ``sign_in`` event.
+- An OAuth sign-in link becomes a ``sign_in`` event, which the person opens (no browser opens by itself, unless
+  ``open_browser``: the terminal's chat).
+- The conversation so far (``history``) comes first, as the events a page shows when it opens again.
 
     with ChatSession(model, tools, config=AgentConfig()) as chat:
         chat.send("What is 2 + 3?")
@@ -36,6 +38,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from knime_mcp.agent.approval import ApprovalRequest, Choice, Decision
 from knime_mcp.agent.chat_events import STOPPED, EventLog, TurnEvents, calling_server
 from knime_mcp.agent.loop import DEFAULT_SYSTEM_MESSAGE, AgentConfig, AgentParts, AgentRun, assembled
+from knime_mcp.auth.signin import LinkOnly
 from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.mcp.server_requests import FormAction, FormAnswer, FormRequest
 from knime_mcp.tools.argument_validation import validate_arguments
@@ -104,13 +107,17 @@ class ChatSession(AbstractContextManager["ChatSession"]):
         credentials: CredentialLookup | None = None,
         secrets: Sequence[str | None] = (),
         data: DataRepository | None = None,
+        open_browser: bool = False,
     ) -> None:
-        """The arguments are :func:`~knime_mcp.agent.loop.run_agent`'s; ``history`` is the conversation so far."""
+        """The arguments are :func:`~knime_mcp.agent.loop.run_agent`'s; ``history`` is the conversation so far;
+        ``open_browser``: whether an OAuth sign-in also opens the system browser (a page opens the link on a click)."""
         self._log = EventLog()
         self._turn_events = TurnEvents(self._log, [secret for secret in secrets if secret])
+        self._turn_events.earlier(history)
+        show_sign_in = self._sign_in if open_browser else LinkOnly(self._sign_in)
         self._assemble = lambda: assembled(
             model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
-            secrets=secrets, data=data, show_sign_in=self._sign_in, forms=self._ask_form, hooks=self._turn_events,
+            secrets=secrets, data=data, show_sign_in=show_sign_in, forms=self._ask_form, hooks=self._turn_events,
             stream=self._turn_events.delta, approver=_Person(self),
         )  # fmt: skip
         self._lock = threading.Lock()

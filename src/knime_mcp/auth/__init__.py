@@ -10,7 +10,7 @@ from knime_mcp.auth.oauth import (
     spec_token_store,
     token_store,
 )
-from knime_mcp.auth.signin import SIGN_IN_SECONDS, BrowserSignIn, connect_deadline
+from knime_mcp.auth.signin import SIGN_IN_SECONDS, BrowserSignIn, LinkOnly, connect_deadline
 from knime_mcp.auth.store import OAUTH_DIR_ENV, TokenStore, forget_server, oauth_dir
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "SIGN_IN_SECONDS",
     "BrowserSignIn",
     "Grant",
+    "LinkOnly",
     "OAuthClient",
     "ServerOAuth",
     "TokenStore",

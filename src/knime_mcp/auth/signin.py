@@ -3,8 +3,9 @@
 The browser opens through :mod:`webbrowser`, so the ``BROWSER`` environment variable chooses the program (a text
 browser on a headless machine, or a script); it opens beside the wait, never before it, since a text browser runs
 until the person quits it. The authorization URL is always shown too (the CLI prints it, a node puts it in its
-progress message and log), for machines where no browser opens. While the person signs in, the
-connect timeout of the session that asked is paused: a sign-in takes minutes, a handshake seconds.
+progress message and log), for machines where no browser opens. A face that shows the URL as a link the person
+opens (the chat page) wraps its ``show`` in :class:`LinkOnly`, and no browser opens by itself. While the person
+signs in, the connect timeout of the session that asked is paused: a sign-in takes minutes, a handshake seconds.
 """
 
 from __future__ import annotations
@@ -23,13 +24,24 @@ from mcp.shared.auth import AuthorizationCodeResult
 from knime_mcp.auth.loopback import LoopbackRedirect
 from knime_mcp.errors import ServerAuthError
 
-__all__ = ["SIGN_IN_SECONDS", "BrowserSignIn", "connect_deadline"]
+__all__ = ["SIGN_IN_SECONDS", "BrowserSignIn", "LinkOnly", "connect_deadline"]
 
 SIGN_IN_SECONDS = 300.0
 """How long a sign-in waits for the browser to come back."""
 
 connect_deadline: ContextVar[anyio.CancelScope | None] = ContextVar("connect_deadline", default=None)
 """The cancel scope that bounds the handshake of the session being opened, paused while a person signs in."""
+
+
+class LinkOnly:
+    """A ``show_sign_in`` that is all a sign-in does: the person opens the link themselves (the chat page opens it on
+    their click), so no browser is started for them."""
+
+    def __init__(self, show: Callable[[str], None]) -> None:
+        self._show = show
+
+    def __call__(self, url: str) -> None:
+        self._show(url)
 
 
 class BrowserSignIn:
@@ -52,6 +64,8 @@ class BrowserSignIn:
         self._state = parse_qs(urlsplit(url).query).get("state", [""])[0]
         self._redirect.listen()
         self._show(url)
+        if isinstance(self._show, LinkOnly):
+            return
         threading.Thread(target=webbrowser.open, args=(url,), name="knime-mcp sign-in browser", daemon=True).start()
 
     async def wait_for_code(self) -> AuthorizationCodeResult:

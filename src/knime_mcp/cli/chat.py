@@ -52,7 +52,9 @@ def run_chat_command(args: argparse.Namespace, command: list[str], out: TextIO, 
     tools = run_sync(setup.tools, show)
     system = {} if args.system is None else {"system_message": args.system}
     model = build_chat_model(setup.model, setup.api_key)
-    with ChatSession(model, tools, config=setup.config, secrets=[setup.api_key], **system) as session:
+    with ChatSession(
+        model, tools, config=setup.config, secrets=[setup.api_key], open_browser=True, **system
+    ) as session:
         out.write(f"Chatting with {len(tools)} tools. Ctrl-C stops an answer; /exit or Ctrl-D ends the chat.\n")
         _Terminal(session, approver(args, out), out, err).converse()
     return 0

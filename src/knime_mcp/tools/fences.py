@@ -10,10 +10,11 @@ hold the closing tag; the agent's system message tells the model what the tags m
 
 from __future__ import annotations
 
+import re
 from html import escape
 from secrets import token_hex
 
-__all__ = ["between_fences", "new_fence"]
+__all__ = ["between_fences", "new_fence", "within_fences"]
 
 
 def new_fence() -> str:
@@ -26,3 +27,12 @@ def between_fences(tag: str, text: str, fence: str, **attributes: str) -> str:
     quoted values that cannot close the tag."""
     named = "".join(f' {name}="{escape(value, quote=True)}"' for name, value in attributes.items())
     return f'<{tag}{named} fence="{fence}">\n{text}\n</{tag} fence="{fence}">'
+
+
+def within_fences(tag: str, text: str) -> str:
+    """The text :func:`between_fences` fenced with ``tag`` (in an earlier run: any fence value), for a person to read;
+    ``text`` itself when it is not so fenced."""
+    fenced = re.fullmatch(
+        rf'<{re.escape(tag)}\b[^>]* fence="([0-9a-f]+)">\n(.*)\n</{re.escape(tag)} fence="\1">', text, re.S
+    )
+    return fenced.group(2) if fenced else text
