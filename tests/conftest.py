@@ -12,12 +12,13 @@ from types import ModuleType
 import pytest
 
 import knext_bootstrap  # must come first: installs the knext backends before nodes are imported
-from knime_mcp.seal import KEY_FILE_ENV
+from knime_mcp.seal import KEY_FILE_ENV, SHARED_KEY_ENV
 
 _SEAL_KEY_FOLDER = tempfile.TemporaryDirectory(prefix="knime-mcp-seal-")
 os.environ[KEY_FILE_ENV] = os.path.join(_SEAL_KEY_FOLDER.name, "seal.key")
-"""Seals made in the tests, also by CLI children, use a key of their own, never the one in the user's home; set at
-import, before any test module builds a tool."""
+os.environ.pop(SHARED_KEY_ENV, None)
+"""Seals made in the tests, also by CLI children, use a key of their own, never the one in the user's home or a
+team's shared key; set at import, before any test module builds a tool."""
 
 
 LAUNCHER_ONLY = "knime_launcher"

@@ -277,7 +277,7 @@ async def test_server_that_accepts_and_never_answers_hits_the_connect_timeout(fa
 
 async def test_stdio_command_not_found_says_so() -> None:
     with pytest.raises(ServerConnectError, match="Could not start the server command") as caught:
-        async with McpClient(ServerSpec(target="knime-mcp-no-such-command --stdio")):
+        async with McpClient(ServerSpec(target="/nonexistent/knime-mcp-no-such-command --stdio")):
             pass
     assert "PATH" in str(caught.value)
 

@@ -6,7 +6,10 @@ tools from a table, which anyone can write, edit, or bring from another machine;
 is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.net.urlguard.check_server`).
 
 A seal is an HMAC of the spec's identity under a key that stays on this machine: a file in the user's home, created
-on first use, readable by the user alone.
+on first use, readable by the user alone. A team's machines (KNIME Hub executors, the desktops that build workflows
+for them) may share one key instead, given in ``KNIME_MCP_SEAL_KEY``: where it is set, it is the one key that seals
+and checks, so a table any of them made is trusted on all of them. A table holds a seal and nothing that names a
+key, so which key checks it is never the table's choice.
 
     spec = seal_spec(ServerSpec(target="http://127.0.0.1:8000/mcp"))
     is_sealed_here(spec)                                             # True
@@ -29,6 +32,7 @@ from knime_mcp.config import ServerSpec
 
 __all__ = [
     "KEY_FILE_ENV",
+    "SHARED_KEY_ENV",
     "is_sealed_here",
     "key_file",
     "seal_spec",
@@ -40,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 KEY_FILE_ENV = "KNIME_MCP_SEAL_KEY_FILE"
 """Where the key lives instead of ``~/.knime-mcp/seal.key``, e.g. on a shared executor."""
+
+SHARED_KEY_ENV = "KNIME_MCP_SEAL_KEY"
+"""A key a team shares (hex, at least 32 bytes), used instead of the machine's own: never logged or shown."""
 
 _KEY_BYTES = 32
 
@@ -55,15 +62,16 @@ def _key_file(setting: str | None, home: str | None) -> Path:
 
 
 def seal_spec(spec: ServerSpec) -> ServerSpec:
-    """``spec`` with this machine's seal; without a usable key it stays unsealed (its tools then count as data)."""
-    key = _key(key_file())
+    """``spec`` with this machine's seal (the shared key's, where one is set); without a usable key it stays unsealed
+    (its tools then count as data)."""
+    key = _active_key()
     return dataclasses.replace(spec, seal=None if key is None else _mac(key, spec.identity))
 
 
 def is_sealed_here(spec: ServerSpec) -> bool:
     if spec.seal is None:
         return False  # without reading (or creating) the key
-    key = _key(key_file())
+    key = _active_key()
     return key is not None and _same(spec.seal, _mac(key, spec.identity))
 
 
@@ -90,7 +98,7 @@ def tool_seal_checker(spec: ServerSpec) -> Callable[[str, object], bool]:
 def _tool_mac(spec: ServerSpec) -> Callable[[str], str] | None:
     """The MAC of a tool of ``spec`` by its facts, the server's part of the message hashed once; None without a
     key."""
-    key = _key(key_file())
+    key = _active_key()
     if key is None:
         return None
     # The message is "tool", the server's identity and the facts, a line each: an identity is JSON and cannot hold
@@ -118,6 +126,29 @@ def _same(seal: object, expected: str) -> bool:
 
 def _mac(key: bytes, message: str) -> str:
     return hmac.digest(key, message.encode(), hashlib.sha256).hex()
+
+
+def _active_key() -> bytes | None:
+    """The team's shared key where one is set (the machine's own file is then neither read nor created), else the
+    machine's own; None without a usable one."""
+    shared = os.environ.get(SHARED_KEY_ENV)
+    return _shared_key(shared) if shared else _key(key_file())
+
+
+@lru_cache(maxsize=4)
+def _shared_key(material: str) -> bytes | None:
+    """The key a team shares; an unusable one seals nothing rather than falling back to the machine's own key,
+    whose seals would not travel. The warning names the variable, never its value."""
+    try:
+        key = bytes.fromhex(material.strip())
+    except ValueError:
+        problem = "it is not hexadecimal"
+    else:
+        if len(key) >= _KEY_BYTES:
+            return key
+        problem = f"it is {len(key)} bytes long, expected at least {_KEY_BYTES}"
+    logger.warning("%s is not a usable seal key (%s); tools tables will count as data.", SHARED_KEY_ENV, problem)
+    return None
 
 
 @lru_cache(maxsize=4)

@@ -22,7 +22,7 @@ from knime_mcp.mcp.server_requests import ServerRequests
 from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.net.http_pool import HttpPool
 from knime_mcp.net.urlguard import PinnedHost, check_server
-from knime_mcp.seal import is_sealed_here
+from knime_mcp.seal import SHARED_KEY_ENV, is_sealed_here
 
 __all__ = ["UNSEALED_HINT", "ClientPool"]
 
@@ -32,10 +32,12 @@ _Key = tuple[ServerSpec, bool]
 _Client = TypeVar("_Client", McpClient, HttpToolClient)
 
 UNSEALED_HINT = (
-    "These tools were not listed by an MCP Tool Provider on this machine (the table was edited, read from a file, "
-    "made elsewhere, listed from an address that came from data, or written by an earlier knime-mcp whose seal "
-    "covered the server only). If you trust it, run the provider again here, or trust every server in the tools "
-    "table (the node setting, or trust_all_servers in Python)."
+    "These tools were not listed by an MCP Tool Provider on this machine or one with the same shared seal key (the "
+    "table was edited, read from a file, made elsewhere, listed from an address that came from data, or written by "
+    "an earlier knime-mcp whose seal covered the server only). If you trust it, run the provider again here, or "
+    "trust every server in the tools table (the node setting, or trust_all_servers in Python). To trust the tables "
+    "a team makes on its machines, give them all the same shared seal key in the environment variable "
+    f"{SHARED_KEY_ENV}."
 )
 
 

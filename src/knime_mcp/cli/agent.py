@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
-from knime_mcp.cli.servers import SignInPrompt, server_spec
+from knime_mcp.cli.servers import SignInPrompt, configured_servers, server_spec
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
@@ -139,7 +139,8 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
     if args.name and len(targets) > 1:
         raise UsageError("--name names a single server; leave it out with several servers.")
     files = ToolSource(args, [], err) if args.tools or args.openapi else None
-    specs = [server_spec(words, args) for words in targets] or ([] if files else [demo_server_spec()])
+    specs = [server_spec(words, args) for words in targets] or list(configured_servers([], args).values())
+    specs = specs or ([] if files else [demo_server_spec()])
     model = chat_model_config(args)
     api_key = resolve_api_key(model)
     config = AgentConfig(

@@ -41,6 +41,7 @@ from knime_mcp.cli.servers import (
     split_command,
 )
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options, check_tool_sources
+from knime_mcp.cli.tools_listing import list_tools
 from knime_mcp.cli.wording import cli_words, print_notes
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, McpToolError, UsageError
@@ -213,23 +214,6 @@ def _check_table_output(args: argparse.Namespace) -> None:
         raise UsageError("--output is for --format json, arrow or parquet; the text table goes to stdout.")
 
 
-def _command_tools(args: argparse.Namespace, spec: ServerSpec, out: TextIO, show: SignInPrompt) -> int:
-    from knime_mcp.calls.listing import list_server_tools
-    from knime_mcp.mcp.sync import run_sync
-
-    listing = run_sync(
-        list_server_tools,
-        spec,
-        include=args.include,
-        exclude=args.exclude,
-        prefix=args.prefix,
-        schema_mode=args.schema_mode,
-        policy=tool_policy(args),
-        show_sign_in=show,
-    )
-    return _write_listing(listing, args, out)
-
-
 def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) -> int:
     """A tools table as ``--format`` and ``--output`` say, and the listing's notes on stderr (``tools`` and
     ``http-tools``)."""
@@ -330,10 +314,10 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
             return run_call(args, ToolSource(args, target, err), out, err, show)
         case "call-table":
             return run_call_table(args, ToolSource(args, target, err), out, err, show)
+        case "tools":
+            return _write_listing(list_tools(args, target, show), args, out)
     spec = server_spec(target, args)
     match args.command:
-        case "tools":
-            return _command_tools(args, spec, out, show)
         case "login":
             return _command_login(spec, out, err)
         case "logout":

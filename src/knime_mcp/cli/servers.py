@@ -18,7 +18,7 @@ from knime_mcp.errors import UsageError
 
 __all__ = [
     "HOST_PORT", "OAUTH", "SignInPrompt", "check_server_word", "check_tool_word", "common_options",
-    "options_after_command", "server_options", "server_spec", "split_command",
+    "configured_servers", "options_after_command", "server_options", "server_spec", "split_command",
 ]  # fmt: skip
 
 OAUTH = ("oauth", "oauth-client-credentials")
@@ -46,6 +46,19 @@ def server_options(*, api_auth: Sequence[str] = ()) -> argparse.ArgumentParser:
         "before the '--'.",
     )
     group.add_argument("--transport", choices=["auto", "streamable-http", "sse", "stdio"], default="auto")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the servers of an MCP configuration file as Claude Desktop, Cursor (mcpServers) or VS Code (servers) "
+        "write it; secrets only as ${VAR} references (a literal one is refused)",
+    )
+    group.add_argument(
+        "--server",
+        dest="config_server",
+        metavar="NAME",
+        help="the server of --config to use (default: all of them; a command that takes one needs it when there "
+        "are several)",
+    )
     group.add_argument(
         "--header",
         action="append",
@@ -199,8 +212,42 @@ def check_server_word(text: str) -> None:
         raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
 
 
+def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[str, ServerSpec]:
+    """The servers of ``--config FILE`` by their keys, only the one ``--server NAME`` names if given; empty
+    without ``--config``."""
+    if getattr(args, "config", None) is None:
+        if getattr(args, "config_server", None) is not None:
+            raise UsageError("--server NAME chooses a server of --config FILE; add --config.")
+        return {}
+    from knime_mcp.config import MAX_PASTED_CHARS, parse_pasted
+
+    if target:
+        raise UsageError("Give either --config FILE or a server, not both.")
+    try:
+        with open(args.config, encoding="utf-8") as file:
+            text = file.read(MAX_PASTED_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"Cannot read the MCP configuration {args.config!r}: {exc}") from exc
+    specs = parse_pasted(text)
+    if args.config_server is None:
+        return specs
+    if args.config_server not in specs:
+        raise UsageError(
+            f"{args.config!r} has no server {args.config_server!r}.", hint=f"It has: {', '.join(map(repr, specs))}."
+        )
+    return {args.config_server: specs[args.config_server]}
+
+
 def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
-    """The ServerSpec the command line describes; no target means the bundled demo server."""
+    """The ServerSpec the command line describes: the one of ``--config``, or else of the words; none of either
+    means the bundled demo server."""
+    if configured := configured_servers(target, args):
+        if len(configured) > 1:
+            raise UsageError(
+                f"{args.config!r} describes {len(configured)} servers; {args.command} uses one.",
+                hint=f"Choose it with --server NAME, one of {', '.join(map(repr, configured))}.",
+            )
+        return next(iter(configured.values()))
     if not target:
         return demo_server_spec()
     text = target[0] if len(target) == 1 and target[0].startswith(("http://", "https://")) else shlex.join(target)

@@ -7,6 +7,8 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
 - :mod:`~knime_mcp.config.limits`: :class:`Timeouts`, and what servers may ask of a run (:class:`ServerRequestPolicy`);
 - :mod:`~knime_mcp.config.spec`: :class:`ServerSpec` and :class:`AuthRef`, frozen, checked as they are made, and
   round-tripping through JSON without ever holding a secret;
+- :mod:`~knime_mcp.config.pasted`: servers from a pasted Claude Desktop, Cursor or VS Code configuration
+  (:func:`parse_pasted`);
 - :mod:`~knime_mcp.config.resolve`: the references resolved to their values at connect time, and only there.
 
     spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
@@ -23,6 +25,7 @@ from knime_mcp.config.limits import (
     ServerRequestPolicy,
     Timeouts,
 )
+from knime_mcp.config.pasted import MAX_PASTED_CHARS, parse_pasted
 from knime_mcp.config.references import ENV_REF, literal_secret_env, literal_secret_headers, literal_secret_query
 from knime_mcp.config.resolve import (
     CredentialLookup,
@@ -68,6 +71,8 @@ __all__ = [
     "literal_secret_env",
     "literal_secret_headers",
     "literal_secret_query",
+    "MAX_PASTED_CHARS",
+    "parse_pasted",
     "resolve_env",
     "resolve_headers",
     "resolve_query",

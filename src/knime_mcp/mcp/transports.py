@@ -29,6 +29,7 @@ from knime_mcp.config import ServerSpec, resolve_target
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.legacy_sse import bounded_events, ending_on_refusal
+from knime_mcp.mcp.programs import check_program
 from knime_mcp.mcp.stdin_watch import watching_stdin
 from knime_mcp.mcp.stream_watch import watch_streams
 from knime_mcp.net.http_pool import MAX_MESSAGE_BYTES, HttpPool
@@ -122,6 +123,7 @@ async def open_transport(
             command = spec.command
             if not command:
                 raise ConfigError("The stdio command line is empty.", server=spec.display_name)
+            check_program(command[0], env, spec.display_name)
             params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=spec.cwd)
             with watching_stdin(diagnostics.undelivered), _reading_lines_for(diagnostics):
                 async with stdio_client(params, errlog=diagnostics.errlog()) as streams:
