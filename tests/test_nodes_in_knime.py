@@ -89,7 +89,7 @@ SINCE = {
     "auth.issuer": "0.4.0", "sampling_max_prompt_bytes": "0.4.0", "document.max_document_mb": "0.4.0",
     "provider": "0.5.0", "api_version": "0.5.0",
     "ask_destructive": "0.5.0", "ask_unannotated": "0.5.0", "ask_pattern": "0.5.0", "ask_all": "0.5.0",
-    "show_tool_calls": "0.5.0", "initial_message": "0.5.0",
+    "show_tool_calls": "0.5.0", "initial_message": "0.5.0", "pasted_config": "0.5.0",
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {

@@ -36,6 +36,7 @@ def _provider(server: str, **settings: object):  # type: ignore[no-untyped-def]
 
     node = extension.MCPToolProvider()
     node.server.server = server
+    node.pasted_config = settings.pop("pasted_config", "")
     # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
     defaults = {"auth__credential": "", "auth__issuer": "", "auth__browser_sign_in": True, "auth__sign_in_again": False}
     return node_host.set_parameters(node, **{**defaults, **settings})
@@ -420,3 +421,67 @@ def test_a_tool_type_knimes_python_cannot_express_counts_as_no_tool_type(demo_ht
         (table,) = node_host.execute_node(node, ctx)
     assert spec.column_names == table.schema.column_names == COLUMNS
     assert not ctx.warnings
+
+
+def _pasted(servers: dict[str, object], **more: object) -> str:
+    return json.dumps({"servers": servers, **more})
+
+
+def test_a_pasted_configuration_lists_every_server_into_one_table_prefixed_by_its_key(
+    demo_stdio_command: list[str], demo_http_url: str
+) -> None:
+    # Given a pasted VS Code configuration of the demo server over stdio and over HTTP, and no server setting
+    command, *args = demo_stdio_command
+    pasted = _pasted({"local": {"command": command, "args": args}, "remote": {"type": "http", "url": demo_http_url}})
+    node = _provider("", pasted_config=pasted, selection__include="^(add|echo)$", selection__prefix="demo")
+    # When the node is configured and executed
+    node_host.configure_node(node, ConfigureContext())
+    (table,) = node_host.execute_node(node, ExecuteContext())
+    # Then both servers' tools are in the one table, each name prefixed by its server's key, reaching that server
+    tools = {tool.name: tool for tool in tools_from_frame(table.to_pandas())}
+    assert sorted(tools) == ["local_demo_add", "local_demo_echo", "remote_demo_add", "remote_demo_echo"]
+    assert tools["remote_demo_echo"].server.target == demo_http_url
+    assert tools["local_demo_add"].server.transport == "stdio" and is_sealed_here(tools["local_demo_add"].server)
+
+
+def test_a_pasted_configurations_input_credential_comes_from_the_credentials_flow_variable(
+    auth_server_url: str, auth_token: str
+) -> None:
+    # Given a pasted server whose bearer token is the VS Code input 'mcp-token', a KNIME credential of that name
+    header = {"Authorization": "Bearer ${input:mcp-token}"}
+    inputs = [{"id": "mcp-token", "type": "promptString", "password": True}]
+    pasted = _pasted({"secure": {"type": "http", "url": auth_server_url, "headers": header}}, inputs=inputs)
+    node = _provider("http://nonexistent.invalid/mcp", pasted_config=pasted)
+    # When the node executes with that credential
+    (table,) = node_host.execute_node(node, ExecuteContext(credentials={"mcp-token": ("", auth_token)}))
+    # Then the server's tools are listed under its key, and the token is nowhere in the table
+    frame = table.to_pandas()
+    assert len(frame) > 0 and all(name.startswith("secure_") for name in frame["Name"])
+    assert auth_token not in frame.to_csv()
+
+
+@pytest.mark.parametrize(
+    ("pasted", "said"),
+    [
+        ("{", "not JSON"),
+        (_pasted({"s": {"url": "http://x/mcp", "headers": {"Authorization": "Bearer abcdef1234567890abcdef"}}}),
+         "literal secret"),
+    ],
+)  # fmt: skip
+def test_configure_refuses_a_malformed_or_secret_holding_pasted_configuration(pasted: str, said: str) -> None:
+    with pytest.raises(knext.InvalidParametersError, match=said) as raised:
+        node_host.configure_node(_provider("demo", pasted_config=pasted), ConfigureContext())
+    assert "abcdef1234567890abcdef" not in str(raised.value)
+
+
+def test_a_pasted_configuration_set_by_a_flow_variable_is_data_and_its_stdio_server_does_not_start(
+    demo_stdio_command: list[str],
+) -> None:
+    # Given a pasted stdio configuration that a flow variable set
+    command, *args = demo_stdio_command
+    pasted = _pasted({"local": {"command": command, "args": args}})
+    ctx = ExecuteContext()
+    ctx.flow_variables["mcp_config"] = pasted
+    # When the node executes, Then it refuses, naming the flow variable
+    with pytest.raises(knext.InvalidParametersError, match="mcp_config"):
+        node_host.execute_node(_provider("", pasted_config=pasted), ctx)

@@ -11,12 +11,13 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._knime_tools import with_knime_tools, with_knime_tools_column
-from nodes._server import server_connection
+from nodes._server import pasted_connection, pasted_servers, server_connection
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
 from nodes._tables import knime_columns
 from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool_policy, unannotated_parameter
 
 if TYPE_CHECKING:
+    from knime_mcp.config import ServerSpec
     from knime_mcp.tools.tool import MCPTool
 
 LOGGER = logging.getLogger(__name__)
@@ -134,6 +135,17 @@ class MCPToolProvider:
     Without folders, the server is offered none.
     """
 
+    pasted_config = knext.MultilineStringParameter(
+        "Pasted configuration",
+        "An MCP configuration as READMEs give it, which replaces the server settings below: Claude Desktop's or "
+        'Cursor\'s {"mcpServers": {...}} or VS Code\'s {"servers": {...}, "inputs": [...]}. Every server in it is '
+        "listed into the one table, each tool name prefixed by the server's key; a header's ${input:ID} sends the "
+        "KNIME credential ID (from the credentials flow variables), ${VARIABLE} an environment variable. A secret "
+        "written out is refused. Empty: the server settings are used.",
+        "",
+        since_version="0.5.0",
+        number_of_lines=6,
+    )
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -141,19 +153,24 @@ class MCPToolProvider:
 
     def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
         with knime_errors():
-            server_spec(self.server, self.auth, self.timeouts)
+            if self.pasted_config.strip():
+                pasted_servers(self.pasted_config, self.timeouts)
+            else:
+                server_spec(self.server, self.auth, self.timeouts)
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
-        from knime_mcp.calls.listing import list_server_tools
+        from knime_mcp.calls.listing import list_servers_tools
         from knime_mcp.mcp.sync import run_sync
 
         with knime_errors():
-            spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
-            listing = run_sync(
-                list_server_tools,
-                spec,
-                **selection_options(self.selection),
-                **connection,
-            )
+            servers: dict[str | None, ServerSpec]
+            if self.pasted_config.strip():
+                servers, connection = pasted_connection(
+                    ctx, self.pasted_config, self.server, self.auth, self.timeouts, LOGGER
+                )
+            else:
+                spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
+                servers = {None: spec}
+            listing = run_sync(list_servers_tools, servers, **selection_options(self.selection), **connection)
         return tools_output(ctx, listing.tools, listing.notes)

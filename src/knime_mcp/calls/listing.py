@@ -12,8 +12,9 @@ mean the same. It knows nothing of KNIME or Arrow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, CredentialLookup, ServerSpec, Timeouts
 from knime_mcp.errors import ConfigError
@@ -28,7 +29,7 @@ from knime_mcp.tools.policy import ToolPolicy, unannotated_note
 from knime_mcp.tools.schema import SchemaMode, shape_schemas
 from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["ToolListing", "list_http_tools", "list_server_tools", "shape_tools"]
+__all__ = ["ToolListing", "list_http_tools", "list_server_tools", "list_servers_tools", "shape_tools"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,21 @@ async def list_server_tools(
     if progress is not None:
         progress(1.0, f"{len(listing.tools)} tools")
     return listing
+
+
+async def list_servers_tools(
+    servers: Mapping[str | None, ServerSpec], *, prefix: str = "", **options: Any
+) -> ToolListing:
+    """The tools of several servers (e.g. a pasted configuration's) in one listing, in their order, each name
+    prefixed by its server's key (``KEY_`` before ``prefix``; a None key adds nothing) so that names stay unique and
+    say where a tool comes from. ``options``: :func:`list_server_tools`'s keywords, the same for every server."""
+    tools: list[MCPTool] = []
+    notes: list[str] = []
+    for key, spec in servers.items():
+        listing = await list_server_tools(spec, prefix="_".join(part for part in (key, prefix) if part), **options)
+        tools += listing.tools
+        notes += listing.notes
+    return ToolListing(tools, notes)
 
 
 async def list_http_tools(

@@ -11,7 +11,6 @@ from knime_mcp.cli.servers import SignInPrompt, configured_servers, server_spec
 
 if TYPE_CHECKING:
     from knime_mcp.calls.listing import ToolListing
-    from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["list_tools"]
 
@@ -19,24 +18,18 @@ __all__ = ["list_tools"]
 def list_tools(args: argparse.Namespace, target: list[str], show: SignInPrompt) -> ToolListing:
     """The tools the words name: the server's (``--prefix`` prefixes them), or with several servers in ``--config``
     those of all of them, in its order, prefixed by ``KEY_`` before ``--prefix``."""
-    from knime_mcp.calls.listing import ToolListing, list_server_tools
+    from knime_mcp.calls.listing import list_servers_tools
     from knime_mcp.mcp.sync import run_sync
 
     configured = configured_servers(target, args)
     servers = {None: server_spec(target, args)} if len(configured) < 2 else configured
-    tools: list[MCPTool] = []
-    notes: list[str] = []
-    for key, spec in servers.items():
-        listing = run_sync(
-            list_server_tools,
-            spec,
-            include=args.include,
-            exclude=args.exclude,
-            prefix="_".join(part for part in (key, args.prefix) if part),
-            schema_mode=args.schema_mode,
-            policy=tool_policy(args),
-            show_sign_in=show,
-        )
-        tools += listing.tools
-        notes += listing.notes
-    return ToolListing(tools, notes)
+    return run_sync(
+        list_servers_tools,
+        servers,
+        include=args.include,
+        exclude=args.exclude,
+        prefix=args.prefix or "",
+        schema_mode=args.schema_mode,
+        policy=tool_policy(args),
+        show_sign_in=show,
+    )
