@@ -66,6 +66,17 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
     )
 
 
+def check_history(history: knext.Schema | None) -> None:
+    """A conversation input must hold the columns the agent nodes write (both nodes read it the same way)."""
+    from knime_mcp.conversation import CONTENT, ROLE
+
+    if history is not None and not {ROLE, CONTENT} <= set(history.column_names):
+        raise ConfigError(
+            f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
+            hint="Connect a conversation table as this node outputs it.",
+        )
+
+
 def tool_columns(node: Any, schema: knext.Schema) -> tuple[str | None, str | None]:
     """The MCP and workflow tool columns: the chosen ones, else found by name and type; at least one."""
     from knime_mcp.tools.arrow import TOOL_COLUMN

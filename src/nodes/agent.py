@@ -30,7 +30,7 @@ from nodes._agent_settings import (
     tool_errors_parameter,
     workflow_column_parameter,
 )
-from nodes._agent_setup import agent_config, agent_tools, tool_columns
+from nodes._agent_setup import agent_config, agent_tools, check_history, tool_columns
 from nodes._agent_tables import data_output_tables, log_schema
 from nodes._approval_settings import (
     ask_all_parameter,
@@ -195,18 +195,13 @@ class AgentPrompter:
         history: knext.Schema | None,
         data: list[knext.Schema],
     ) -> list[Any]:
-        from knime_mcp.conversation import CONTENT, ROLE
 
         with knime_errors():
             config = self._config()
             if not self.user_message.strip():
                 raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
             self._tool_columns(tools)
-            if history is not None and not {ROLE, CONTENT} <= set(history.column_names):
-                raise ConfigError(
-                    f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
-                    hint="Connect a conversation table as this node outputs it.",
-                )
+            check_history(history)
         # The data outputs' columns are known only once the agent has run.
         data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
         return [conversation_schema(config.errors == "column"), log_schema(), data_outputs]

@@ -30,7 +30,7 @@ from nodes._agent_settings import (
     tool_errors_parameter,
     workflow_column_parameter,
 )
-from nodes._agent_setup import agent_config, agent_tools, tool_columns
+from nodes._agent_setup import agent_config, agent_tools, check_history, tool_columns
 from nodes._agent_tables import data_output_tables, log_schema
 from nodes._approval_settings import (
     ask_all_parameter,
@@ -146,16 +146,11 @@ class AgentChat:
         history: knext.Schema | None,
         data: list[knext.Schema],
     ) -> list[Any]:
-        from knime_mcp.conversation import CONTENT, ROLE
 
         with knime_errors():
             self._config()
             tool_columns(self, tools)
-            if history is not None and not {ROLE, CONTENT} <= set(history.column_names):
-                raise ConfigError(
-                    f"The conversation table needs the columns {ROLE!r} and {CONTENT!r}.",
-                    hint="Connect a conversation table as this node outputs it.",
-                )
+            check_history(history)
         data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]
         return [conversation_schema(False), log_schema(), data_outputs]
 
