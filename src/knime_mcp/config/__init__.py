@@ -5,8 +5,9 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
 
 - :mod:`~knime_mcp.config.references`: how a setting names a secret (``${VAR}``), and spotting one written out;
 - :mod:`~knime_mcp.config.limits`: :class:`Timeouts`, and what servers may ask of a run (:class:`ServerRequestPolicy`);
-- :mod:`~knime_mcp.config.spec`: :class:`ServerSpec` and :class:`AuthRef`, frozen, checked as they are made, and
-  round-tripping through JSON without ever holding a secret;
+- :mod:`~knime_mcp.config.auth`: :class:`AuthRef`, which sign-in a server gets and where its secret comes from;
+- :mod:`~knime_mcp.config.spec`: :class:`ServerSpec`, which holds an :class:`AuthRef`; both frozen, checked as they
+  are made, and round-tripping through JSON without ever holding a secret;
 - :mod:`~knime_mcp.config.pasted`: servers from a pasted Claude Desktop, Cursor or VS Code configuration
   (:func:`parse_pasted`);
 - :mod:`~knime_mcp.config.resolve`: the references resolved to their values at connect time, and only there.
@@ -17,6 +18,7 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
 
 from __future__ import annotations
 
+from knime_mcp.config.auth import OAUTH_KINDS, AuthKind, AuthRef
 from knime_mcp.config.limits import (
     DEFAULT_SERVER_REQUESTS,
     DEFAULT_TIMEOUTS,
@@ -38,16 +40,7 @@ from knime_mcp.config.resolve import (
     resolve_target,
     resolved_secrets,
 )
-from knime_mcp.config.spec import (
-    DEMO_SERVER,
-    OAUTH_KINDS,
-    AuthKind,
-    AuthRef,
-    Handshake,
-    ServerSpec,
-    TransportKind,
-    demo_server_spec,
-)
+from knime_mcp.config.spec import DEMO_SERVER, Handshake, ServerSpec, TransportKind, demo_server_spec
 
 __all__ = [
     "DEFAULT_TIMEOUTS",

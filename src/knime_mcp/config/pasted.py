@@ -20,8 +20,9 @@ import re
 import shlex
 from typing import Any
 
+from knime_mcp.config.auth import AuthRef
 from knime_mcp.config.references import literal_secret_env, literal_secret_headers
-from knime_mcp.config.spec import AuthRef, ServerSpec, TransportKind
+from knime_mcp.config.spec import ServerSpec, TransportKind
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
 

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from knime_mcp.config.auth import OAUTH_KINDS, AuthRef
 from knime_mcp.config.references import ENV_REF
-from knime_mcp.config.spec import OAUTH_KINDS, AuthRef, ServerSpec
+from knime_mcp.config.spec import ServerSpec
 from knime_mcp.errors import ConfigError
 
 __all__ = [
