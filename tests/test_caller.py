@@ -7,6 +7,7 @@ import shlex
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -419,20 +420,26 @@ def test_a_tool_that_writes_runs_one_call_at_a_time_so_no_created_entity_is_lost
     assert sorted(entity["name"] for entity in graph["entities"]) == sorted(f"entity-{n}" for n in range(8))
 
 
-def test_a_tool_that_runs_only_as_a_task_is_refused_with_the_reason_and_what_to_do(
-    everything_stdio_command: list[str],
-) -> None:
+def test_a_tool_that_runs_only_as_a_task_runs_as_tasks_for_many_rows_at_once(everything_http_url: str) -> None:
     # Given server-everything's simulate-research-query, which declares execution.taskSupport "required"
-    tool = _tools(ServerSpec(target=shlex.join(everything_stdio_command)))["simulate-research-query"]
-    # When the Tool Caller calls it for two rows
-    # Then no call is made, and the run stops at the first row saying why and what to do
-    with pytest.raises(ToolCallError) as caught:
-        _run(tool, _batches({"topic": ["MCP", "KNIME"]}, 2), trust_all_servers=True)
-    assert str(caught.value) == (
-        "Row 1: The call was not made: tool 'simulate-research-query' can only run as an MCP task "
-        "(execution.taskSupport 'required'), which knime-mcp does not support yet. "
-        "Hint: Leave this tool out until knime-mcp runs MCP tasks."
-    )
+    tool = _tools(ServerSpec(target=everything_http_url))["simulate-research-query"]
+    heard: list[str] = []
+    # When the Tool Caller calls it for three rows, three at once
+    written: list[pa.RecordBatch] = []
+    options = CallerOptions(concurrency=3, concurrent_writes=True, trust_all_servers=True)
+    topics = ["MCP", "KNIME", "tasks"]
+
+    async def sink(batch: pa.RecordBatch) -> None:
+        written.append(batch)
+
+    # every progress report, not only the newest that the blocking call_table_sync forwards
+    run = partial(call_table, options=options, progress=lambda _, text: heard.append(text))
+    anyio.run(run, tool, _batches({"topic": topics}, 3), sink)
+    # Then every row has its report, and all three tasks had started before any reported a second status
+    results = pa.Table.from_batches(written).column("Result").to_pylist()
+    assert [result.splitlines()[0] for result in results] == [f"# Research Report: {topic}" for topic in topics]
+    firsts = [text.endswith(": 1: Gathering sources...") for text in heard]
+    assert firsts[:3] == [True, True, True], heard
 
 
 def test_default_concurrency_applies_to_read_only_tools_and_an_explicit_choice_to_any_tool(

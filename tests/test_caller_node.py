@@ -305,3 +305,20 @@ def test_with_knimes_tool_type_a_knime_mcp_tool_naming_a_credential_is_sent_no_s
     node = _caller(tool__name="", calls__on_error="COLUMN", calls__trust_all_servers=True)
     (out,) = node_host.execute_node(node, ctx, data, tools)
     assert list(out.to_pandas()["Result"]) == ["hi"]
+
+
+def test_a_tool_that_runs_only_as_a_task_is_called_as_tasks_for_three_rows_at_once(everything_http_url: str) -> None:
+    # Given server-everything's simulate-research-query (taskSupport "required"), three rows, three calls at once
+    tools = _tools_table(everything_http_url)
+    node = _caller(
+        tool__name="simulate-research-query", calls__concurrency=3, calls__concurrent_writes=True, calls__tasks=True
+    )
+    ctx = ExecuteContext()
+    topics = ["MCP", "KNIME", "tasks"]
+    # When the node executes
+    (table,) = node_host.execute_node(node, ctx, _data(pd.DataFrame({"topic": topics}), 3), tools)
+    # Then every row holds its task's report, and the tasks' status messages reached the node's progress
+    frame = table.to_pandas()
+    assert [text.splitlines()[0] for text in frame["Result"]] == [f"# Research Report: {topic}" for topic in topics]
+    assert not frame["Is error"].any()
+    assert any("tool simulate-research-query: 1: Gathering sources..." in message for _, message in ctx.progress)

@@ -100,3 +100,13 @@ def test_the_agent_uses_every_configured_server(config_file: str) -> None:
         "local",
         "remote",
     ]
+
+
+@pytest.mark.parametrize(("command", "listed"), [("prompts", "review_chart"), ("resources", "demo://chart/{+values}")])
+def test_the_catalog_commands_take_one_configured_server(
+    capsys: pytest.CaptureFixture[str], config_file: str, command: str, listed: str
+) -> None:
+    code, out, _ = run_cli(capsys, command, "--config", config_file, "--server", "local", "--format", "json")
+    assert code == 0 and listed in out
+    code, _, err = run_cli(capsys, command, "--config", config_file)
+    assert code == 2 and "--server NAME" in err and "'local'" in err and "'remote'" in err

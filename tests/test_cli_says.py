@@ -30,14 +30,13 @@ def test_a_server_file_without_the_double_dash_is_a_usage_error_not_a_tool_of_th
     assert f"knime-mcp {command} -- {server} … -- TOOL" in err
 
 
-def test_a_task_only_tool_is_refused_before_it_is_sent(
+def test_a_task_only_tool_runs_as_a_task_with_its_status_as_progress(
     capsys: pytest.CaptureFixture[str], everything_stdio_command: list[str]
 ) -> None:
     argv = ["call", "--", *everything_stdio_command, "--", "simulate-research-query", "--args", '{"topic": "MCP"}']
     code, out, err = run_cli(capsys, *argv)
-    assert code == 4 and out == ""
-    assert "The call was not made: tool 'simulate-research-query' can only run as an MCP task" in err
-    assert "requires task augmentation" not in err  # the server's own refusal: it was never sent
+    assert code == 0 and "# Research Report: MCP" in out
+    assert err.startswith("Progress: 1: Gathering sources...\nProgress: 2: ")
 
 
 def test_options_after_the_double_dash_go_to_the_server_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:

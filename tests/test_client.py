@@ -424,7 +424,7 @@ async def test_a_pinned_client_sends_requests_to_the_pinned_address_under_the_ho
 
     pin = PinnedHost("tools.example", "2606:4700:4700::1111")
     pool = HttpPool()
-    pool.route = lambda url: httpx2.MockTransport(answer)  # type: ignore[method-assign]
+    pool.route = lambda url, tls: httpx2.MockTransport(answer)  # type: ignore[method-assign]
     transport = _BorrowedTransport(pool, pin)
     request = httpx2.Request("POST", "https://tools.example:8443/mcp?x=1")
     await transport.handle_async_request(request)

@@ -54,28 +54,35 @@ NODES: dict[str, Callable[[], Any]] = {
 }
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
+TLS_SETTINGS = ("ca_bundle", "system_trust", "client_cert", "client_key", "key_credential", "skip_verification")
+"""The TLS group's settings (nodes/_tls_settings.py): in the server settings, and on their own in the HTTP Tool
+Provider; all advanced."""
 ADVANCED = {
     "MCPToolProvider": {
         "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
         "auth.client_id", "auth.scope", "auth.issuer", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
+        "auth.private_key_jwt", "auth.dpop", "timeouts.progress_max", "auth.idp_client_id", "auth.idp_secret",
+        *(f"server.tls.{name}" for name in TLS_SETTINGS), "team_seal_key",
     },
     "MCPToolCaller": {
         "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
-        "calls.elicitation",
+        "calls.elicitation", "team_seal_key",
     },
     "ChatModelConnector": {"timeout"},
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
         "sampling_max_prompt_bytes", "sampling_max_requests", "resources", "ask_unannotated", "ask_pattern",
+        "team_seal_key",
     },
 }  # fmt: skip
 ADVANCED["AgentChat"] = ADVANCED["AgentPrompter"] - {"elicitation", "browser_sign_in"}
-_SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive"}
+_SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive", "team_seal_key"}
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
     "document.trust_flow_variable", "document.trust_webhooks", "document.max_document_mb",
-    "selection.unannotated_destructive",
+    "selection.unannotated_destructive", "timeouts.progress_max", *(f"tls.{name}" for name in TLS_SETTINGS),
+    "team_seal_key",
 }  # fmt: skip
 """The settings each dialog shows only under "advanced settings"; the Resource Reader and the Prompt node share the
 provider's server settings."""
@@ -89,7 +96,13 @@ SINCE = {
     "auth.issuer": "0.4.0", "sampling_max_prompt_bytes": "0.4.0", "document.max_document_mb": "0.4.0",
     "provider": "0.5.0", "api_version": "0.5.0",
     "ask_destructive": "0.5.0", "ask_unannotated": "0.5.0", "ask_pattern": "0.5.0", "ask_all": "0.5.0",
-    "show_tool_calls": "0.5.0", "initial_message": "0.5.0", "pasted_config": "0.5.0",
+    "show_tool_calls": "0.5.0", "initial_message": "0.5.0", "pasted_config": "0.5.0", "server_key": "0.5.0",
+    "team_seal_key": "0.5.0",
+    "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
+    "tasks": "0.5.0",
+    "auth.token_file": "0.5.0", "auth.identity_assertion": "0.5.0", "auth.idp_token_endpoint": "0.5.0",
+    "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0",
+    **{f"{group}tls.{name}": "0.5.0" for group in ("", "server.") for name in TLS_SETTINGS},
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {

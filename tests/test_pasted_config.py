@@ -107,7 +107,7 @@ def test_a_secret_in_the_url_query_is_refused_naming_the_server() -> None:
 @pytest.mark.parametrize(
     ("server", "words"),
     [
-        ({"command": "npx", "env": {"TOKEN": "${input:pat}"}}, ("'TOKEN'", "${TOKEN}")),
+        ({"command": "npx", "env": {"TOKEN": "${input:other}"}}, ("'TOKEN'", "'other'")),
         ({"command": "npx", "args": ["--token", "${input:pat}"]}, ("command line",)),
         ({"url": "https://x.example/mcp", "headers": {"Authorization": "Basic ${input:pat}"}}, ("'Authorization'",)),
         ({"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${input:other}"}}, ("'other'",)),

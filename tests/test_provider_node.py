@@ -206,14 +206,13 @@ def test_blocking_destructive_tools_keeps_unannotated_tools_with_a_note_unless_t
         assert len(names) == 25 and "Offered without MCP annotations" in ctx.warnings[-1]
 
 
-def test_a_tool_that_runs_only_as_a_task_is_listed_with_a_note(everything_stdio_command: list[str]) -> None:
+def test_a_tool_that_runs_only_as_a_task_is_listed_like_any_other(everything_stdio_command: list[str]) -> None:
     node = _provider(shlex.join(everything_stdio_command))
     ctx = ExecuteContext()
     (table,) = node_host.execute_node(node, ctx)
     frame = table.to_pandas().set_index("Name")
-    assert frame.loc["simulate-research-query", "Notes"].startswith("runs only as an MCP task")
-    assert frame.loc["echo", "Notes"] == ""
-    assert "simulate-research-query: runs only as an MCP task" in ctx.warnings[-1]
+    assert frame.loc["simulate-research-query", "Notes"] == ""
+    assert not any("MCP task" in warning for warning in ctx.warnings)
 
 
 def test_the_server_demo_lists_the_bundled_demo_server_started_over_stdio_with_this_python() -> None:

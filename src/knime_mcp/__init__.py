@@ -47,6 +47,7 @@ __all__ = [
     "ServerSpec",
     "SyncMcpClient",
     "Timeouts",
+    "TlsSettings",
     "ToolAnnotations",
     "ToolCallError",
     "ToolError",
@@ -63,6 +64,7 @@ __all__ = [
     "run_agent",
     "run_sync",
     "seal_spec",
+    "team_seal_key",
     "tools_from_arrow",
     "tools_to_arrow",
 ]
@@ -81,6 +83,7 @@ _LOCATIONS = {
     "AuthRef": "config",
     "ServerSpec": "config",
     "Timeouts": "config",
+    "TlsSettings": "config",
     "SamplingLimits": "config",
     "ServerRequestPolicy": "config",
     "ServerRequests": "mcp.server_requests",
@@ -119,6 +122,7 @@ _LOCATIONS = {
     "tools_to_arrow": "tools.arrow",
     "is_sealed_here": "seal",
     "seal_spec": "seal",
+    "team_seal_key": "seal",
 }
 
 if TYPE_CHECKING:
@@ -128,7 +132,7 @@ if TYPE_CHECKING:
     from knime_mcp.calls.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.calls.listing import ToolListing, list_http_tools, list_server_tools
     from knime_mcp.calls.pool import ClientPool
-    from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts
+    from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts, TlsSettings
     from knime_mcp.errors import (
         ConfigError,
         McpToolError,
@@ -147,7 +151,7 @@ if TYPE_CHECKING:
     from knime_mcp.mcp.server_requests import ServerRequests
     from knime_mcp.mcp.sync import SyncMcpClient, run_sync
     from knime_mcp.net.breaker import CircuitBreaker
-    from knime_mcp.seal import is_sealed_here, seal_spec
+    from knime_mcp.seal import is_sealed_here, seal_spec, team_seal_key
     from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow
     from knime_mcp.tools.results import ToolResult
     from knime_mcp.tools.tool import MCPTool, ToolAnnotations

@@ -8,8 +8,10 @@ is data, and the SSRF guard checks it before it is connected (:func:`knime_mcp.n
 A seal is an HMAC of the spec's identity under a key that stays on this machine: a file in the user's home, created
 on first use, readable by the user alone. A team's machines (KNIME Hub executors, the desktops that build workflows
 for them) may share one key instead, given in ``KNIME_MCP_SEAL_KEY``: where it is set, it is the one key that seals
-and checks, so a table any of them made is trusted on all of them. A table holds a seal and nothing that names a
-key, so which key checks it is never the table's choice.
+and checks, so a table any of them made is trusted on all of them. A node may name the team's key in a KNIME
+credential instead: :func:`team_seal_key` makes it the key within a block (and what :func:`knime_mcp.mcp.sync.run_sync`
+runs from there), before the variable. A table holds a seal and nothing that names a key, so which key checks it is
+never the table's choice.
 
     spec = seal_spec(ServerSpec(target="http://127.0.0.1:8000/mcp"))
     is_sealed_here(spec)                                             # True
@@ -24,7 +26,9 @@ import hmac
 import logging
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,6 +40,7 @@ __all__ = [
     "is_sealed_here",
     "key_file",
     "seal_spec",
+    "team_seal_key",
     "tool_seal_checker",
     "tool_sealer",
 ]
@@ -49,6 +54,22 @@ SHARED_KEY_ENV = "KNIME_MCP_SEAL_KEY"
 """A key a team shares (hex, at least 32 bytes), used instead of the machine's own: never logged or shown."""
 
 _KEY_BYTES = 32
+
+_team_key: ContextVar[str | None] = ContextVar("knime_mcp_team_seal_key", default=None)
+"""The team's key a node was given (a KNIME credential's password), for the work it does; never logged or shown."""
+
+
+@contextmanager
+def team_seal_key(material: str | None) -> Iterator[None]:
+    """Within the block, ``material`` (the team's shared key as hex, e.g. a KNIME credential's password) seals and
+    checks, instead of :data:`SHARED_KEY_ENV` or the machine's own key; None or empty: the key stays as it is. A
+    context variable, not a global: nodes running at once may name other keys."""
+    token = _team_key.set(material) if material else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _team_key.reset(token)
 
 
 def key_file() -> Path:
@@ -129,16 +150,18 @@ def _mac(key: bytes, message: str) -> str:
 
 
 def _active_key() -> bytes | None:
-    """The team's shared key where one is set (the machine's own file is then neither read nor created), else the
-    machine's own; None without a usable one."""
+    """The team's shared key where one is given (:func:`team_seal_key`, else :data:`SHARED_KEY_ENV`; the machine's
+    own file is then neither read nor created), else the machine's own; None without a usable one."""
+    if team := _team_key.get():
+        return _shared_key(team, "The team seal key credential")
     shared = os.environ.get(SHARED_KEY_ENV)
-    return _shared_key(shared) if shared else _key(key_file())
+    return _shared_key(shared, SHARED_KEY_ENV) if shared else _key(key_file())
 
 
 @lru_cache(maxsize=4)
-def _shared_key(material: str) -> bytes | None:
+def _shared_key(material: str, source: str) -> bytes | None:
     """The key a team shares; an unusable one seals nothing rather than falling back to the machine's own key,
-    whose seals would not travel. The warning names the variable, never its value."""
+    whose seals would not travel. The warning names the ``source``, never its value."""
     try:
         key = bytes.fromhex(material.strip())
     except ValueError:
@@ -147,7 +170,7 @@ def _shared_key(material: str) -> bytes | None:
         if len(key) >= _KEY_BYTES:
             return key
         problem = f"it is {len(key)} bytes long, expected at least {_KEY_BYTES}"
-    logger.warning("%s is not a usable seal key (%s); tools tables will count as data.", SHARED_KEY_ENV, problem)
+    logger.warning("%s is not a usable seal key (%s); tools tables will count as data.", source, problem)
     return None
 
 

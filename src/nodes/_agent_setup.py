@@ -57,6 +57,7 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
             else None,
         ),
         resources=node.resources,
+        tasks=node.tasks,
         approval=approval_policy(
             destructive=node.ask_destructive,
             unannotated=node.ask_unannotated,

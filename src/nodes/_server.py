@@ -12,6 +12,7 @@ import knime.extension as knext
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.config.pasted import parse_pasted
+from knime_mcp.errors import ConfigError
 from nodes._credentials import SignInNotice, credential_lookup, forget_sign_in
 from nodes._settings import (
     AuthSettings,
@@ -22,11 +23,49 @@ from nodes._settings import (
     untrusted_address_hint,
     untrusted_hint,
 )
+from nodes._tls_settings import warn_if_insecure
 
 if TYPE_CHECKING:
     from knime_mcp.calls.rows import OnError
 
-__all__ = ["RowErrorOptions", "on_error", "pasted_connection", "pasted_servers", "server_connection"]
+__all__ = [
+    "RowErrorOptions",
+    "check_servers",
+    "chosen_connection",
+    "on_error",
+    "pasted_config_parameter",
+    "pasted_connection",
+    "pasted_servers",
+    "server_connection",
+    "server_key_parameter",
+]
+
+
+def pasted_config_parameter(use: str) -> knext.MultilineStringParameter:
+    """The *Pasted configuration* setting, the same on every node that reaches servers of its own; ``use`` says
+    what the node does with the servers in it."""
+    return knext.MultilineStringParameter(
+        "Pasted configuration",
+        "An MCP configuration as READMEs give it, which replaces the server settings below: Claude Desktop's or "
+        f'Cursor\'s {{"mcpServers": {{...}}}} or VS Code\'s {{"servers": {{...}}, "inputs": [...]}}. {use} A header\'s '
+        "or a stdio server's environment entry's ${input:ID} sends the KNIME credential ID (from the credentials "
+        "flow variables; its password), ${VARIABLE} an environment variable. A secret written out is refused. "
+        "Empty: the server settings are used.",
+        "",
+        since_version="0.5.0",
+        number_of_lines=6,
+    )
+
+
+def server_key_parameter() -> knext.StringParameter:
+    """The *Server key* setting of a node that works on one server of a pasted configuration."""
+    return knext.StringParameter(
+        "Server key",
+        'With a pasted configuration: the key of the server to use (as in "mcpServers" or "servers"). Empty: '
+        "the configuration's only server.",
+        "",
+        since_version="0.5.0",
+    )
 
 
 def server_connection(
@@ -43,11 +82,22 @@ def server_connection(
     return spec, _connection(ctx, [spec], auth, untrusted_address_hint(ctx, server), logger)
 
 
-def pasted_servers(text: str, timeouts: TimeoutSettings) -> dict[str, ServerSpec]:
-    """The servers of a pasted MCP configuration by their keys, with the node's timeouts; raises the parser's
-    ConfigError for a malformed configuration or one that holds a secret."""
+def pasted_servers(text: str, timeouts: TimeoutSettings, key: str | None = None) -> dict[str, ServerSpec]:
+    """The servers of a pasted MCP configuration by their keys, with the node's timeouts; only the one ``key``
+    names unless it is None ("": the only one). Raises the parser's ConfigError for a malformed configuration or
+    one that holds a secret, and a ConfigError listing the keys when ``key`` picks none."""
     limits = timeout_limits(timeouts)
-    return {key: replace(spec, timeouts=limits) for key, spec in parse_pasted(text).items()}
+    specs = {name: replace(spec, timeouts=limits) for name, spec in parse_pasted(text).items()}
+    if key is None or (not key and len(specs) == 1):
+        return specs
+    if key not in specs:
+        keys = ", ".join(map(repr, specs))
+        raise ConfigError(
+            f"The pasted configuration has no server {key!r}." if key else
+            f"The pasted configuration describes {len(specs)} servers; this node uses one.",
+            hint=f"Enter the key of one of its servers as the 'Server key': {keys}.",
+        )  # fmt: skip
+    return {key: specs[key]}
 
 
 def pasted_connection(
@@ -57,16 +107,46 @@ def pasted_connection(
     auth: AuthSettings,
     timeouts: TimeoutSettings,
     logger: logging.Logger,
+    key: str | None = None,
 ) -> tuple[dict[str | None, ServerSpec], dict[str, Any]]:
-    """:func:`server_connection` for the servers of a pasted configuration, which replaces the server settings: the
-    credentials its ``${input:id}`` names are the workflow's, and a configuration set by a flow variable is data, as
-    an address would be. Raises ConfigError."""
-    specs: dict[str | None, ServerSpec] = dict(pasted_servers(text, timeouts))
+    """:func:`server_connection` for the servers of a pasted configuration (those :func:`pasted_servers` picks by
+    ``key``), which replaces the server settings: the credentials its ``${input:id}`` names are the workflow's, and a
+    configuration set by a flow variable is data, as an address would be. Raises ConfigError."""
+    specs: dict[str | None, ServerSpec] = dict(pasted_servers(text, timeouts, key))
     hint = untrusted_hint(
         ctx, (text,), trusted=server.trust_flow_variable, subject="The pasted configuration",
         switch="Trust a server address from a flow variable",
     )  # fmt: skip
     return specs, _connection(ctx, list(specs.values()), auth, hint, logger)
+
+
+def chosen_connection(
+    ctx: knext.ExecutionContext,
+    pasted: str,
+    key: str,
+    server: ServerSettings,
+    auth: AuthSettings,
+    timeouts: TimeoutSettings,
+    logger: logging.Logger,
+) -> tuple[ServerSpec, dict[str, Any]]:
+    """:func:`server_connection` for a node that works on one server: the pasted configuration's server ``key``
+    picks (:func:`pasted_servers`), or else the server settings' one. Raises ConfigError."""
+    if not pasted.strip():
+        return server_connection(ctx, server, auth, timeouts, logger)
+    specs, connection = pasted_connection(ctx, pasted, server, auth, timeouts, logger, key)
+    (spec,) = specs.values()
+    return spec, connection
+
+
+def check_servers(
+    pasted: str, key: str | None, server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings
+) -> None:
+    """The configure-time check of the server settings or the pasted configuration (its servers ``key`` picks, see
+    :func:`pasted_servers`), without connecting: raises ConfigError."""
+    if pasted.strip():
+        pasted_servers(pasted, timeouts, key)
+    else:
+        server_spec(server, auth, timeouts)
 
 
 def _connection(
@@ -79,6 +159,7 @@ def _connection(
     """The keywords a core run takes to reach ``specs`` (see :func:`server_connection`)."""
     notice = SignInNotice(ctx, logger)
     credentials = credential_lookup(ctx)
+    warn_if_insecure(ctx, specs)
     if auth.sign_in_again:
         for spec in specs:
             forget_sign_in(spec, credentials)

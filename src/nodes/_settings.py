@@ -10,16 +10,19 @@ from __future__ import annotations
 import knime.extension as knext
 
 from knime_mcp.config import (
+    ASSERTION_KINDS,
     DEFAULT_TIMEOUTS,
     DEMO_SERVER,
     OAUTH_KINDS,
     AuthRef,
     ServerSpec,
     Timeouts,
+    TlsSettings,
     demo_server_spec,
 )
 from knime_mcp.errors import ConfigError
 from nodes._credentials import credential_names
+from nodes._tls_settings import TlsGroup, tls_settings
 
 
 class TransportOptions(knext.EnumParameterOptions):
@@ -51,13 +54,31 @@ class AuthOptions(knext.EnumParameterOptions):
         "the credential's user name is the client id (unless 'OAuth client id' is set) and its password the client "
         "secret.",
     )
+    OAUTH_WORKLOAD_IDENTITY = (
+        "OAuth workload identity",
+        "Get a token with the identity the platform gives this workload (the JWT bearer grant, RFC 7523), for KNIME "
+        "Hub executors and Kubernetes: the token the platform writes to 'Token file' (a service account or federated "
+        "token) is read for every token request. A credential is optional: a confidential client's id (user name) "
+        "and secret (password) at the authorization server.",
+    )
+    OAUTH_ID_JAG = (
+        "OAuth enterprise identity (ID-JAG)",
+        "Sign in with your organisation's identity provider (enterprise-managed authorization): the ID token in "
+        "'Identity assertion' is exchanged at the identity provider for an ID-JAG, which the MCP server's "
+        "authorization server takes for a token; no browser opens. The credential holds this client's id (user "
+        "name) and secret (password) at the authorization server.",
+    )
 
 
 _AUTH_KINDS = {
     "NONE": "none", "BEARER": "bearer", "HEADER": "header", "BASIC": "basic", "OAUTH": "oauth",
-    "OAUTH_CLIENT_CREDENTIALS": "oauth-client-credentials",
+    "OAUTH_CLIENT_CREDENTIALS": "oauth-client-credentials", "OAUTH_WORKLOAD_IDENTITY": "oauth-workload-identity",
+    "OAUTH_ID_JAG": "oauth-id-jag",
 }  # fmt: skip
-_OAUTH_OPTIONS = [AuthOptions.OAUTH.name, AuthOptions.OAUTH_CLIENT_CREDENTIALS.name]
+_OAUTH_OPTIONS = [
+    AuthOptions.OAUTH.name, AuthOptions.OAUTH_CLIENT_CREDENTIALS.name, AuthOptions.OAUTH_WORKLOAD_IDENTITY.name,
+    AuthOptions.OAUTH_ID_JAG.name,
+]  # fmt: skip
 
 
 @knext.parameter_group(label="MCP server")
@@ -104,6 +125,7 @@ class ServerSettings:
         False,
         is_advanced=True,
     )
+    tls = TlsGroup()
 
 
 @knext.parameter_group(label="Authentication")
@@ -150,6 +172,62 @@ class AuthSettings:
         since_version="0.4.0",
         is_advanced=True,
     ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    private_key_jwt = knext.BoolParameter(
+        "Sign in with a private key (private_key_jwt)",
+        "For OAuth client credentials: prove the client's identity with an assertion signed by its private key "
+        "(RFC 7523) instead of a client secret. The credential's password then holds the private key (PEM; an RSA "
+        "key signs with RS256, a P-256 key with ES256), whose public key is registered with the authorization server.",
+        False,
+        since_version="0.5.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_CLIENT_CREDENTIALS.name]), knext.Effect.SHOW)
+    dpop = knext.BoolParameter(
+        "Bind tokens with DPoP",
+        "Where the authorization server offers DPoP (RFC 9449), bind the tokens to a key the node holds, so a token "
+        "that leaks is of no use without it; each request to the MCP server then carries a proof signed with that "
+        "key. Switch it off only for an MCP server that cannot take DPoP tokens although its authorization server "
+        "issues them.",
+        True,
+        since_version="0.5.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, _OAUTH_OPTIONS), knext.Effect.SHOW)
+    token_file = knext.StringParameter(
+        "Token file",
+        "For OAuth workload identity: the file the platform writes this workload's identity token (a JWT) to, as a "
+        "path or a ${VARIABLE} holding one, e.g. ${AZURE_FEDERATED_TOKEN_FILE} or the mount path of a Kubernetes "
+        "projected service account token. It is read again for every token request, as the platform renews it.",
+        "",
+        since_version="0.5.0",
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_WORKLOAD_IDENTITY.name]), knext.Effect.SHOW)
+    identity_assertion = knext.StringParameter(
+        "Identity assertion",
+        "For OAuth enterprise identity: where the ID token from your organisation's identity provider comes from: "
+        "the name of a credentials flow variable whose password holds it, or a ${VARIABLE} holding it.",
+        "",
+        since_version="0.5.0",
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_ID_JAG.name]), knext.Effect.SHOW)
+    idp_token_endpoint = knext.StringParameter(
+        "Identity provider token endpoint",
+        "For OAuth enterprise identity: the token endpoint of your organisation's identity provider, e.g. "
+        "https://login.example.com/oauth2/token, where the ID token is exchanged for an ID-JAG (RFC 8693).",
+        "",
+        since_version="0.5.0",
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_ID_JAG.name]), knext.Effect.SHOW)
+    idp_client_id = knext.StringParameter(
+        "Identity provider client id",
+        "For OAuth enterprise identity: knime-mcp's client id at the identity provider, if it asks for one.",
+        "",
+        since_version="0.5.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_ID_JAG.name]), knext.Effect.SHOW)
+    idp_secret = knext.StringParameter(
+        "Identity provider client secret",
+        "For OAuth enterprise identity: the client secret at the identity provider, if it asks for one: the name of "
+        "a credentials flow variable whose password holds it, or a ${VARIABLE} holding it.",
+        "",
+        since_version="0.5.0",
+        is_advanced=True,
+    ).rule(knext.OneOf(kind, [AuthOptions.OAUTH_ID_JAG.name]), knext.Effect.SHOW)
     browser_sign_in = knext.BoolParameter(
         "Sign in in a browser",
         "When no stored sign-in serves, open the browser for one (the progress message and the KNIME log show where). "
@@ -182,6 +260,15 @@ class TimeoutSettings:
         DEFAULT_TIMEOUTS.call,
         min_value=0.1,
     )
+    progress_max = knext.DoubleParameter(
+        "Longest call while progress is reported (s)",
+        "While a tool reports progress (or, run as an MCP task, a new status), each report restarts the call "
+        "timeout, up to this many seconds in all. 0: the call timeout is final.",
+        0.0,
+        min_value=0.0,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
 
 
 def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
@@ -197,7 +284,7 @@ def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
 
 
 def timeout_limits(timeouts: TimeoutSettings) -> Timeouts:
-    return Timeouts(connect=timeouts.connect, call=timeouts.call)
+    return Timeouts(connect=timeouts.connect, call=timeouts.call, progress_max=timeouts.progress_max or None)
 
 
 def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings) -> ServerSpec:
@@ -211,7 +298,7 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
             "OAuth client credentials need a credential.",
             hint="Choose the credential whose user name is the client id and whose password is the client secret.",
         )
-    if kind not in ("none", "oauth") and not auth.credential:
+    if kind not in ("none", "oauth", *ASSERTION_KINDS) and not auth.credential:
         raise ConfigError("Choose the credential that holds the secret for the authentication.")
     oauth = kind in OAUTH_KINDS
     spec = ServerSpec(
@@ -226,11 +313,15 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
             client_id=(auth.client_id.strip() or None) if oauth else None,
             scope=(auth.scope.strip() or None) if oauth else None,
             issuer=(auth.issuer.strip() or None) if oauth else None,
+            client_auth="private_key_jwt" if kind == "oauth-client-credentials" and auth.private_key_jwt else None,
+            dpop=None if auth.dpop or not oauth else "off",
+            **_assertion_settings(kind, auth),
         )
         if kind != "none"
         else AuthRef(),
         timeouts=limits,
         roots=tuple(line.strip() for line in server.roots.splitlines() if line.strip()),
+        tls=tls_settings(server.tls) if server.server.strip().startswith("https://") else TlsSettings(),
     )
     if oauth and not spec.is_url:
         raise ConfigError(
@@ -238,6 +329,17 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
             hint="Enter the server's URL, or choose another authentication for a stdio server.",
         )
     return spec
+
+
+def _assertion_settings(kind: str, auth: AuthSettings) -> dict[str, str | None]:
+    """The settings of the JWT bearer grant ``kind`` names, if any (the others' stay unset)."""
+    if kind == "oauth-workload-identity":
+        return {"token_file": auth.token_file.strip() or None}
+    if kind != "oauth-id-jag":
+        return {}
+    settings = (auth.identity_assertion, auth.idp_token_endpoint, auth.idp_client_id, auth.idp_secret)
+    names = ("assertion", "idp_token_endpoint", "idp_client_id", "idp_secret")
+    return {name: value.strip() or None for name, value in zip(names, settings, strict=True)}
 
 
 def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettings) -> str | None:

@@ -103,6 +103,19 @@ def tool_policy(allow: str, deny: str, destructive: str, *, unannotated_destruct
     )
 
 
+def tasks_parameter() -> knext.BoolParameter:
+    """Added in 0.5.0: for nodes that call the tools of a tools table."""
+    return knext.BoolParameter(
+        "Run long tools as tasks",
+        "Call a tool whose server allows it to run as an MCP task (taskSupport 'optional') as one: the node polls "
+        "it at the interval the server asks for, shows its status as progress, and cancels it on the server when "
+        "the node is cancelled or the call times out. A tool that requires a task (taskSupport 'required') always "
+        "runs as one; calls run concurrently within the node's concurrency.",
+        False,
+        since_version="0.5.0",
+    )
+
+
 def browser_sign_in_parameter() -> knext.BoolParameter:
     """Added in 0.3.0: for nodes that connect to the servers of a tools table."""
     return knext.BoolParameter(

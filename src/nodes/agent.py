@@ -42,11 +42,13 @@ from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import SignInNotice, credential_lookup
 from nodes._errors import knime_errors
 from nodes._tables import read_pyarrow
+from nodes._team_seal import team_seal, team_seal_key_parameter
 from nodes._tool_settings import (
     DestructiveOptions,
     browser_sign_in_parameter,
     destructive_parameter,
     elicitation_parameter,
+    tasks_parameter,
     trust_servers_parameter,
     unannotated_parameter,
 )
@@ -96,8 +98,9 @@ class AgentPrompter:
     whose server sent no annotations at all counts as destructive in the specification too, but most servers built
     with FastMCP or the mcp 1.x SDK annotate no tool, and blocking them all would leave such a server without a
     usable tool: so these tools are offered and named in the node warning, and *Treat unannotated tools as
-    destructive* blocks them instead. Tools that can only run as MCP tasks (execution.taskSupport "required") are
-    never offered, since this node cannot run tasks yet.
+    destructive* blocks them instead. Tools that can only run as MCP tasks (execution.taskSupport "required") run
+    as tasks: polled at the interval the server asks for, their status shown as progress, cancelled on the server
+    when the node is cancelled; *Run long tools as tasks* runs tools that may run as tasks as tasks too.
 
     Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
     model never to follow instructions found in it. Images returned by tools reach vision models as images.
@@ -181,11 +184,13 @@ class AgentPrompter:
     sampling_max_prompt_bytes = sampling_max_prompt_bytes_parameter(sampling)
     sampling_max_requests = sampling_max_requests_parameter(sampling)
     resources = resources_parameter()
+    tasks = tasks_parameter()
 
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()
     ask_pattern = ask_pattern_parameter()
     ask_all = ask_all_parameter()
+    team_seal_key = team_seal_key_parameter()
 
     def configure(
         self,
@@ -221,7 +226,7 @@ class AgentPrompter:
         from knime_mcp.mcp.sync import CallerThread, run_sync
 
         notice = SignInNotice(ctx, LOGGER)
-        with knime_errors():
+        with knime_errors(), team_seal(ctx, self.team_seal_key):
             config = self._config()
             caller = CallerThread()
             outputs = ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]

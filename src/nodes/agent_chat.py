@@ -44,9 +44,11 @@ from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import credential_lookup
 from nodes._errors import knime_errors
 from nodes._tables import read_pyarrow
+from nodes._team_seal import team_seal, team_seal_key_parameter
 from nodes._tool_settings import (
     DestructiveOptions,
     destructive_parameter,
+    tasks_parameter,
     trust_servers_parameter,
     unannotated_parameter,
 )
@@ -133,10 +135,12 @@ class AgentChat:
     sampling_max_prompt_bytes = sampling_max_prompt_bytes_parameter(sampling)
     sampling_max_requests = sampling_max_requests_parameter(sampling)
     resources = resources_parameter()
+    tasks = tasks_parameter()
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()
     ask_pattern = ask_pattern_parameter()
     ask_all = ask_all_parameter()
+    team_seal_key = team_seal_key_parameter()
 
     def configure(
         self,
@@ -196,7 +200,7 @@ class AgentChat:
         from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
 
         kept = _view_data(ctx)
-        with knime_errors():
+        with knime_errors(), team_seal(ctx, self.team_seal_key):
             setup = agent_tools(ctx, self, tools, data, _WorkerThread(), 0)
             added = kept["ports"][_VIEW_TABLES:] if kept else []
             for number, table in enumerate(added, start=1):

@@ -14,10 +14,12 @@ from nodes._errors import knime_errors
 from nodes._images import with_png_cells
 from nodes._knime_tools import is_knime_tool, split_tool_cells, valid_cells
 from nodes._tables import arrow_batches, knime_columns, read_pyarrow
+from nodes._team_seal import team_seal, team_seal_key_parameter
 from nodes._tool_settings import (
     browser_sign_in_parameter,
     elicitation_mode,
     elicitation_parameter,
+    tasks_parameter,
     trust_servers_parameter,
 )
 
@@ -92,6 +94,7 @@ class CallSettings:
     trust_all_servers = trust_servers_parameter()
     browser_sign_in = browser_sign_in_parameter()
     elicitation = elicitation_parameter()
+    tasks = tasks_parameter()
 
 
 @knext.node(
@@ -138,6 +141,7 @@ class MCPToolCaller:
     machine: only public http(s) addresses, and no credential, unless *Trust every server in the tools table* is on.
     """
 
+    team_seal_key = team_seal_key_parameter()  # before the groups, as KNIME's node description lists it
     tool = ToolSettings()
     calls = CallSettings()
 
@@ -161,7 +165,7 @@ class MCPToolCaller:
         output = knext.BatchOutputTable.create(row_ids="keep")
         images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
         notice = SignInNotice(ctx, LOGGER)
-        with knime_errors():
+        with knime_errors(), team_seal(ctx, self.team_seal_key):
             summary = call_table_sync(
                 select_tool(_tools(tools), self.tool.name),
                 arrow_batches(data),
@@ -190,6 +194,7 @@ class MCPToolCaller:
             on_error="column" if self.calls.on_error == ErrorHandlingOptions.COLUMN.name else "fail",
             trust_all_servers=self.calls.trust_all_servers,
             elicitation=elicitation_mode(self.calls.elicitation),
+            tasks=self.calls.tasks,
         )
 
 

@@ -9,10 +9,12 @@ import knime.extension as knext
 
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from nodes import CATEGORY
-from nodes._credentials import credential_names
+from nodes._credentials import credential_lookup, credential_names
 from nodes._errors import knime_errors
 from nodes._settings import AuthOptions, TimeoutSettings, timeout_limits, untrusted_hint
 from nodes._tables import read_pandas
+from nodes._team_seal import team_seal, team_seal_key_parameter
+from nodes._tls_settings import TlsGroup, tls_settings, warn_if_insecure
 from nodes.provider import SelectionSettings, output_schema, selection_options, tools_output
 
 if TYPE_CHECKING:
@@ -152,10 +154,12 @@ class HTTPToolProvider:
     in the warning.
     """
 
+    team_seal_key = team_seal_key_parameter()  # before the groups, as KNIME's node description lists it
     document = DocumentSettings()
     auth = HttpAuthSettings()
     timeouts = TimeoutSettings()
     selection = SelectionSettings()
+    tls = TlsGroup()
 
     def configure(self, ctx: knext.ConfigurationContext, webhooks: knext.Schema | None) -> knext.Schema:
         from knime_mcp.errors import ConfigError
@@ -163,6 +167,7 @@ class HTTPToolProvider:
 
         with knime_errors():
             self._auth()
+            tls_settings(self.tls)
             if webhooks is not None:
                 check_webhook_columns(webhooks.column_names)
             elif not self.document.document.strip():
@@ -175,7 +180,7 @@ class HTTPToolProvider:
         from knime_mcp.calls.listing import list_http_tools
         from knime_mcp.mcp.sync import run_sync
 
-        with knime_errors():
+        with knime_errors(), team_seal(ctx, self.team_seal_key):
             auth = self._auth()
             rows = self._webhooks(webhooks)
             listing = run_sync(
@@ -189,9 +194,13 @@ class HTTPToolProvider:
                 **selection_options(self.selection),
                 untrusted_hint=self._untrusted_hint(ctx),
                 max_document_bytes=self.document.max_document_mb * 2**20,
+                tls=tls_settings(self.tls),
+                credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,
             )
-        return tools_output(ctx, listing.tools, listing.notes)
+            table = tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written
+        warn_if_insecure(ctx, {tool.server for tool in listing.tools})
+        return table
 
     def _auth(self) -> AuthRef | DocumentApiKey | None:
         """The API's authentication; a key whose name is left empty takes the document's (known once it is read)."""

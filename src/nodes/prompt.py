@@ -9,8 +9,15 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._errors import knime_errors
-from nodes._server import RowErrorOptions, on_error, server_connection
-from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
+from nodes._server import (
+    RowErrorOptions,
+    check_servers,
+    chosen_connection,
+    on_error,
+    pasted_config_parameter,
+    server_key_parameter,
+)
+from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import arrow_batches
 
 LOGGER = logging.getLogger(__name__)
@@ -55,9 +62,10 @@ class MCPPrompt:
     """Gets a prompt of an MCP server as a conversation that an agent can continue.
 
     Connects to a Model Context Protocol server as the **MCP Tool Provider** does (the same server, authentication
-    and timeout settings, OAuth sign-in included) and lists its prompts, following pagination, in the first output:
-    *Name*, *Title*, *Description*, *Arguments* (JSON: each argument's name, description and whether it is required)
-    and *Required arguments*.
+    and timeout settings, OAuth sign-in included, or a pasted configuration: of several servers in it, the *Server
+    key* picks one) and lists its prompts, following pagination, in the first output: *Name*, *Title*,
+    *Description*, *Arguments* (JSON: each argument's name, description and whether it is required) and *Required
+    arguments*.
 
     With a *Prompt name* the node also gets that prompt and outputs its messages in the second output, in the form
     of the **Agent Prompter**'s conversation table (*Role*, *Content*, *Tool Calls*, *Tool Call ID*, *Tool Name*,
@@ -72,6 +80,8 @@ class MCPPrompt:
     naming the argument: per row, in that row's *Error* when *Error handling* says so.
     """
 
+    pasted_config = pasted_config_parameter("The node uses one server of it: the one the 'Server key' names.")
+    server_key = server_key_parameter()
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -83,7 +93,7 @@ class MCPPrompt:
         from knime_mcp.catalog.prompt_messages import PROMPT_COLUMNS, parse_arguments
 
         with knime_errors():
-            server_spec(self.server, self.auth, self.timeouts)
+            check_servers(self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
             parse_arguments(self.prompt.arguments)
         prompts = knext.Schema.from_columns([knext.Column(knext.string(), name) for name in PROMPT_COLUMNS])
         return prompts, conversation_schema(data is not None)
@@ -92,7 +102,9 @@ class MCPPrompt:
         from knime_mcp.catalog.prompt_messages import get_prompt_sync, parse_arguments
 
         with knime_errors():
-            spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
+            spec, connection = chosen_connection(
+                ctx, self.pasted_config, self.server_key, self.server, self.auth, self.timeouts, LOGGER
+            )
             run = get_prompt_sync(
                 spec,
                 self.prompt.name,

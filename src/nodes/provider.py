@@ -11,9 +11,10 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._knime_tools import with_knime_tools, with_knime_tools_column
-from nodes._server import pasted_connection, pasted_servers, server_connection
-from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
+from nodes._server import check_servers, pasted_config_parameter, pasted_connection, server_connection
+from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import knime_columns
+from nodes._team_seal import team_seal, team_seal_key_parameter
 from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool_policy, unannotated_parameter
 
 if TYPE_CHECKING:
@@ -113,8 +114,8 @@ class MCPToolProvider:
     annotations (a tool not annotated read-only counts as destructive unless it says otherwise). Tools whose server
     sent no annotations (most FastMCP and mcp 1.x servers) are kept when destructive tools are left out, and named
     in the warning; *Treat unannotated tools as destructive* leaves them out too. A tool that can only run as an MCP
-    task (execution.taskSupport "required") is listed with a note: the Agent Prompter does not offer it and the Tool
-    Caller refuses it, until this extension runs MCP tasks.
+    task (execution.taskSupport "required") runs as one: the Agent Prompter and the Tool Caller poll it and show its
+    status as progress.
 
     **OAuth.** For a server that asks for OAuth, choose *OAuth sign-in*: on the first execution the node opens the
     system browser to sign in, and its progress message ("Waiting for sign-in in the browser") and the KNIME log show
@@ -135,17 +136,10 @@ class MCPToolProvider:
     Without folders, the server is offered none.
     """
 
-    pasted_config = knext.MultilineStringParameter(
-        "Pasted configuration",
-        "An MCP configuration as READMEs give it, which replaces the server settings below: Claude Desktop's or "
-        'Cursor\'s {"mcpServers": {...}} or VS Code\'s {"servers": {...}, "inputs": [...]}. Every server in it is '
-        "listed into the one table, each tool name prefixed by the server's key; a header's ${input:ID} sends the "
-        "KNIME credential ID (from the credentials flow variables), ${VARIABLE} an environment variable. A secret "
-        "written out is refused. Empty: the server settings are used.",
-        "",
-        since_version="0.5.0",
-        number_of_lines=6,
+    pasted_config = pasted_config_parameter(
+        "Every server in it is listed into the one table, each tool name prefixed by the server's key."
     )
+    team_seal_key = team_seal_key_parameter()  # before the groups, as KNIME's node description lists it
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -153,17 +147,14 @@ class MCPToolProvider:
 
     def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
         with knime_errors():
-            if self.pasted_config.strip():
-                pasted_servers(self.pasted_config, self.timeouts)
-            else:
-                server_spec(self.server, self.auth, self.timeouts)
+            check_servers(self.pasted_config, None, self.server, self.auth, self.timeouts)
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
         from knime_mcp.calls.listing import list_servers_tools
         from knime_mcp.mcp.sync import run_sync
 
-        with knime_errors():
+        with knime_errors(), team_seal(ctx, self.team_seal_key):
             servers: dict[str | None, ServerSpec]
             if self.pasted_config.strip():
                 servers, connection = pasted_connection(
@@ -173,4 +164,4 @@ class MCPToolProvider:
                 spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
                 servers = {None: spec}
             listing = run_sync(list_servers_tools, servers, **selection_options(self.selection), **connection)
-        return tools_output(ctx, listing.tools, listing.notes)
+            return tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written

@@ -10,8 +10,15 @@ import knime.extension as knext
 from nodes import CATEGORY
 from nodes._errors import knime_errors
 from nodes._images import with_png_cells
-from nodes._server import RowErrorOptions, on_error, server_connection
-from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings, server_spec
+from nodes._server import (
+    RowErrorOptions,
+    check_servers,
+    chosen_connection,
+    on_error,
+    pasted_config_parameter,
+    server_key_parameter,
+)
+from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import arrow_batches, is_string_column, knime_columns
 
 if TYPE_CHECKING:
@@ -97,10 +104,11 @@ class MCPResourceReader:
     """Lists the resources of an MCP server and reads their contents.
 
     Connects to a Model Context Protocol server as the **MCP Tool Provider** does (the same server, authentication
-    and timeout settings, OAuth sign-in included) and lists its resources and resource templates, following
-    pagination, in the first output: *Kind* (resource or template), *URI* (for a template, its URI template), *Name*,
-    *Title*, *Description*, *MIME type*, *Size* (bytes, where the server states it) and *Annotations* (audience,
-    priority, last modified, as JSON).
+    and timeout settings, OAuth sign-in included, or a pasted configuration: of several servers in it, the *Server
+    key* picks one) and lists its resources and resource templates, following pagination, in the first output:
+    *Kind* (resource or template), *URI* (for a template, its URI template), *Name*, *Title*, *Description*, *MIME
+    type*, *Size* (bytes, where the server states it) and *Annotations* (audience, priority, last modified, as
+    JSON).
 
     With *Read contents* the node also reads contents into the second output: every listed resource, the URI in a
     column of the input table for each row, or a URI template filled from each row's columns named like its
@@ -113,6 +121,8 @@ class MCPResourceReader:
     written batch by batch, in the order of the rows. Cancelling stops the reads in flight.
     """
 
+    pasted_config = pasted_config_parameter("The node uses one server of it: the one the 'Server key' names.")
+    server_key = server_key_parameter()
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -124,7 +134,7 @@ class MCPResourceReader:
         from knime_mcp.catalog.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS
 
         with knime_errors():
-            server_spec(self.server, self.auth, self.timeouts)
+            check_servers(self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
             self._options(data)
         return _schema(LISTING_COLUMNS), _schema(CONTENT_COLUMNS)
 
@@ -136,7 +146,9 @@ class MCPResourceReader:
         output = knext.BatchOutputTable.create(row_ids="generate")
         with knime_errors():
             options = self._options(data.schema if data is not None else None)
-            spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
+            spec, connection = chosen_connection(
+                ctx, self.pasted_config, self.server_key, self.server, self.auth, self.timeouts, LOGGER
+            )
             summary = read_resources_sync(
                 spec,
                 lambda batch: output.append(with_png_cells(batch, ["Image"])),

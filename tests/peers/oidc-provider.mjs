@@ -3,7 +3,7 @@
 // (S256), resource indicators (RFC 8707), refresh tokens, the client credentials grant and token introspection
 // (RFC 7662), with the provider's own login and consent pages (devInteractions) for a scripted user agent.
 //
-//   node oidc-provider.mjs [--access-token-ttl SECONDS] [--client-metadata-tls DIR]
+//   node oidc-provider.mjs [--access-token-ttl SECONDS] [--client-metadata-tls DIR] [--dpop off|on|nonce]
 //
 // With --client-metadata-tls (a folder holding cert.pem and key.pem, a test certificate for 127.0.0.1), it also serves
 // a client ID metadata document for knime-mcp over https on 127.0.0.1, as an organisation would publish one, prints
@@ -24,10 +24,31 @@ import { parseArgs } from "node:util";
 import Provider, { errors } from "oidc-provider";
 
 const { values } = parseArgs({
-  options: { "access-token-ttl": { type: "string", default: "3600" }, "client-metadata-tls": { type: "string" } },
+  options: {
+    "access-token-ttl": { type: "string", default: "3600" },
+    "client-metadata-tls": { type: "string" },
+    dpop: { type: "string", default: "off" },
+  },
 });
 const accessTokenTtl = Number(values["access-token-ttl"]);
 const SCOPES = ["mcp:read", "mcp:write"];
+// --dpop on: DPoP-bound tokens (RFC 9449) for clients that send proofs; --dpop nonce: and every proof must carry a
+// nonce the server gave (use_dpop_nonce). KNIME_MCP_TEST_CLIENT_JWKS (public keys, JSON) adds the client
+// `knime-mcp-jwt`: client credentials with private_key_jwt authentication (RFC 7523).
+const dpop = values.dpop === "off" ? { enabled: false } : {
+  enabled: true,
+  nonceSecret: Buffer.alloc(32, 7),
+  requireNonce: () => values.dpop === "nonce",
+};
+const jwtClients = process.env.KNIME_MCP_TEST_CLIENT_JWKS ? [{
+  client_id: "knime-mcp-jwt",
+  token_endpoint_auth_method: "private_key_jwt",
+  jwks: JSON.parse(process.env.KNIME_MCP_TEST_CLIENT_JWKS),
+  grant_types: ["client_credentials"],
+  redirect_uris: [],
+  response_types: [],
+  scope: SCOPES.join(" "),
+}] : [];
 const DESKTOP = "knime-mcp-desktop";
 const SHORT_LIVED = "knime-mcp-short-lived";
 const accessTokenTtlFor = (client) => (client.clientId === SHORT_LIVED ? 2 : accessTokenTtl);
@@ -98,6 +119,7 @@ server.listen(0, "127.0.0.1", () => {
         redirect_uris: [],
         response_types: [],
       },
+      ...jwtClients,
     ],
     scopes: ["openid", "offline_access", ...SCOPES],
     features: {
@@ -106,6 +128,7 @@ server.listen(0, "127.0.0.1", () => {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
+      dPoP: dpop,
       clientIdMetadataDocument: { enabled: Boolean(fetchClientMetadata), ack: "draft-02" },
       resourceIndicators: {
         enabled: true,

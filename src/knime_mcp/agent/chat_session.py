@@ -24,6 +24,7 @@ own threads and read what happened as numbered events (:mod:`knime_mcp.agent.cha
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import logging
 import threading
@@ -120,6 +121,9 @@ class ChatSession(AbstractContextManager["ChatSession"]):
             secrets=secrets, data=data, show_sign_in=show_sign_in, forms=self._ask_form, hooks=self._turn_events,
             stream=self._turn_events.delta, approver=_Person(self),
         )  # fmt: skip
+        self._context = contextvars.copy_context()
+        """What the session was made in (a node's team seal key, :func:`knime_mcp.seal.team_seal_key`): its turns
+        run in it, whichever thread sends."""
         self._lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
@@ -196,7 +200,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
             self._idle.clear()
             self._stop_asked = False
         self._log.add("user", text=text)
-        portal.start_task_soon(self._turn, text)
+        self._context.copy().run(portal.start_task_soon, self._turn, text)
 
     def stop(self) -> None:
         """End the running turn: cancel its calls in flight (on the servers too) and its open forms."""

@@ -25,10 +25,17 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, get_args
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from knime_mcp.agent.answers import check_answer, with_call_ids
-from knime_mcp.agent.approval import NO_APPROVAL, ApprovalPolicy
+from knime_mcp.agent.config import (
+    DEFAULT_ITERATION_LIMIT,
+    DEFAULT_MAX_CONCURRENCY,
+    AgentConfig,
+    ErrorMode,
+    LimitMode,
+    ToolErrorMode,
+)
 from knime_mcp.agent.prompts import (
     DEFAULT_SYSTEM_MESSAGE,
     FINAL_ANSWER_PROMPT,
@@ -36,12 +43,9 @@ from knime_mcp.agent.prompts import (
     system_prompt,
 )
 from knime_mcp.agent.streaming import TextListener, streamed_answer
-from knime_mcp.calls.dispatch import RetryPolicy
-from knime_mcp.config import DEFAULT_SERVER_REQUESTS, CredentialLookup, ServerRequestPolicy
+from knime_mcp.config import CredentialLookup
 from knime_mcp.errors import ConfigError, IterationLimitError, McpToolError
 from knime_mcp.llm.chat_model import model_errors, model_label
-from knime_mcp.tools.policy import ToolPolicy
-from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -64,76 +68,6 @@ __all__ = [
 ]  # fmt: skip
 
 _logger = logging.getLogger(__name__)
-
-DEFAULT_ITERATION_LIMIT = 25
-DEFAULT_MAX_CONCURRENCY = 4
-DEFAULT_AGENT_RETRY = RetryPolicy(attempts=3)
-
-LimitMode = Literal["fail", "final_answer"]
-ErrorMode = Literal["fail", "column"]
-ToolErrorMode = Literal["model", "fail"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class AgentConfig:
-    """How far the agent may go and what stops it; shared by the node, the CLI and the tests."""
-
-    iteration_limit: int = DEFAULT_ITERATION_LIMIT
-    """Model calls per run that may ask for tools."""
-
-    on_limit: LimitMode = "fail"
-    """At the limit: fail, or ask the model once more, without tools, for a final answer."""
-
-    errors: ErrorMode = "fail"
-    """When the run stops early: raise, or end the conversation with an error row."""
-
-    tool_errors: ToolErrorMode = "model"
-    """A failed tool call: give the error to the model to recover from, or stop the run."""
-
-    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-    """Tool calls of one model message that run at once (also the limit per MCP server)."""
-
-    call_timeout: float | None = None
-    """Seconds per MCP tool call; None uses each server's own call timeout."""
-
-    output_cap: int = DEFAULT_LIMIT_BYTES
-    """UTF-8 bytes of one tool result's text that reach the model; the rest is cut, with a note saying so."""
-
-    policy: ToolPolicy = field(default_factory=ToolPolicy)
-    """Which tools the model is offered and may call; by default none annotated destructive (tools without
-    annotations are offered, and named in :attr:`AgentRun.warnings`)."""
-
-    retry: RetryPolicy = DEFAULT_AGENT_RETRY
-    """Retries of read-only and idempotent tool calls after timeouts, lost connections, 429 and 5xx."""
-
-    trust_all_servers: bool = False
-    """Connect to every server of the tools as it is. By default a server without this machine's seal (tools not
-    listed by a provider here) is data: checked before it is connected, as :class:`~knime_mcp.calls.pool.ClientPool`
-    does with ``check_unsealed``."""
-
-    server_requests: ServerRequestPolicy = DEFAULT_SERVER_REQUESTS
-    """How the run answers what servers ask while a tool runs: forms (elicitation), and sampling requests, which
-    the run's chat model answers when this allows it."""
-
-    resources: bool = False
-    """Offer the model two tools of the agent's own that list and read the resources of the tools' MCP servers
-    (:mod:`knime_mcp.agent.resource_tools`); the policy's allow-list and deny-list apply to their names."""
-
-    approval: ApprovalPolicy = NO_APPROVAL
-    """Which calls wait for a person's approval (:mod:`knime_mcp.agent.approval`); by default none."""
-
-    def __post_init__(self) -> None:
-        if self.iteration_limit < 1:
-            raise ConfigError("The iteration limit must be at least 1.")
-        if self.max_concurrency < 1:
-            raise ConfigError("The maximum number of concurrent tool calls must be at least 1.")
-        if self.call_timeout is not None and self.call_timeout <= 0:
-            raise ConfigError("The tool call timeout must be a positive number of seconds.")
-        if self.output_cap < MIN_LIMIT_BYTES:
-            raise ConfigError(f"The tool output cap must be at least {MIN_LIMIT_BYTES:,} bytes.")
-        for value, kind in ((self.on_limit, LimitMode), (self.errors, ErrorMode), (self.tool_errors, ToolErrorMode)):
-            if value not in get_args(kind):
-                raise ConfigError(f"Unknown agent setting {value!r}; use one of {', '.join(get_args(kind))}.")
 
 
 class ConversationLike(Protocol):
@@ -329,7 +263,12 @@ async def assembled(
                 agent.report_tool(tool, text)
 
         dispatcher = Dispatcher(
-            pool, timeout=config.call_timeout, retry=config.retry, policy=config.policy, progress=tool_progress
+            pool,
+            timeout=config.call_timeout,
+            retry=config.retry,
+            policy=config.policy,
+            progress=tool_progress,
+            tasks=config.tasks,
         )
         resources, left_out = resource_tools(servers, pool, config.policy)
         toolset = AgentToolset(

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import McpToolError
 from knime_mcp.tools.names import prefix_tools
-from knime_mcp.tools.policy import ToolPolicy, task_refusal
+from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class ToolWatch:
                 if _facts(now) != _facts(tool):
                     tool = tool.with_changes(annotations=now.annotations, task_support=now.task_support)
                     changed[tool.name] = {**asdict(tool.annotations), "task_support": tool.task_support}
-                    if (reason := task_refusal(tool) or self._policy.check(tool)) is not None:
+                    if (reason := self._policy.check(tool)) is not None:
                         blocked[tool.name] = reason
                         logger.warning("%s: no longer offered to the model: %s", client.server, reason)
                         continue

@@ -23,10 +23,12 @@ from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuth
 from mcp.client.auth.utils import is_valid_client_metadata_url, union_scopes
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 
-from knime_mcp.auth.guard import GuardedFlow
+from knime_mcp.auth.assertion_grants import assertion_grant, assertion_store
+from knime_mcp.auth.dpop import OAuthFlow
+from knime_mcp.auth.private_key_jwt import private_key_jwt_flow
 from knime_mcp.auth.signin import BrowserSignIn
 from knime_mcp.auth.store import TokenStore
-from knime_mcp.config import CredentialLookup, ServerSpec, resolve_secret
+from knime_mcp.config import ASSERTION_KINDS, CredentialLookup, ServerSpec, resolve_secret
 from knime_mcp.errors import ServerAuthError
 
 __all__ = [
@@ -59,11 +61,15 @@ class OAuthClient:
 
     client_id: str | None = None
     client_secret: str | None = None
+    private_key: str | None = None
+    """For ``private_key_jwt`` (client credentials): the client's private key as PEM, or the path of a PEM file."""
     scope: str | None = None
     client_metadata_url: str | None = None
     issuer: str | None = None
     """The authorization server's issuer the person configured: the only one knime-mcp signs in at or sends the
     client secret to (:mod:`knime_mcp.auth.guard`)."""
+    dpop: bool = True
+    """Whether tokens are bound with DPoP where the authorization server offers it (:mod:`knime_mcp.auth.dpop`)."""
 
     @property
     def store_key(self) -> str:
@@ -79,9 +85,12 @@ def oauth_client(spec: ServerSpec, credentials: CredentialLookup | None = None) 
     if auth.credential is not None or auth.secret is not None:
         username, secret = resolve_secret(auth, credentials, spec.display_name)
     client_id = auth.client_id or username or None
+    dpop = auth.dpop != "off"
+    if auth.client_auth == "private_key_jwt":
+        return OAuthClient(client_id=client_id, private_key=secret, scope=auth.scope, issuer=auth.issuer, dpop=dpop)
     if client_id is not None and secret is None and is_valid_client_metadata_url(client_id):
-        return OAuthClient(client_metadata_url=client_id, scope=auth.scope, issuer=auth.issuer)
-    return OAuthClient(client_id=client_id, client_secret=secret, scope=auth.scope, issuer=auth.issuer)
+        return OAuthClient(client_metadata_url=client_id, scope=auth.scope, issuer=auth.issuer, dpop=dpop)
+    return OAuthClient(client_id=client_id, client_secret=secret, scope=auth.scope, issuer=auth.issuer, dpop=dpop)
 
 
 class ServerOAuth:
@@ -93,6 +102,11 @@ class ServerOAuth:
         self, spec: ServerSpec, credentials: CredentialLookup | None, show_sign_in: Callable[[str], None] | None
     ) -> None:
         client = oauth_client(spec, credentials)
+        if spec.auth.kind in ASSERTION_KINDS:
+            self._sign_in = None
+            secret = client.client_secret
+            self.auth = assertion_grant(spec, credentials, client_id=client.client_id, client_secret=secret)
+            return
         grant: Grant = "client-credentials" if spec.auth.kind == "oauth-client-credentials" else "authorization-code"
         interactive = show_sign_in is not None and grant == "authorization-code"
         self._sign_in = BrowserSignIn(spec.display_name, show=show_sign_in) if interactive else None
@@ -117,7 +131,10 @@ def token_store(server_url: str, client: OAuthClient) -> TokenStore:
 def spec_token_store(spec: ServerSpec, credentials: CredentialLookup | None = None) -> TokenStore:
     """Where the tokens of the server and client that ``spec``'s OAuth settings name are kept: what a new sign-in
     (``knime-mcp login``, the nodes' *Sign in again*) forgets first."""
-    return token_store(spec.target, oauth_client(spec, credentials))
+    client = oauth_client(spec, credentials)
+    if spec.auth.kind in ASSERTION_KINDS:
+        return assertion_store(spec, client.client_id)
+    return token_store(spec.target, client)
 
 
 def oauth_auth(
@@ -133,7 +150,18 @@ def oauth_auth(
     the display name its errors name (the URL by default), which holds no query or user name."""
     server = server or server_url
     store = token_store(server_url, client)
-    if grant == "client-credentials":
+    if grant == "client-credentials" and client.private_key:
+        if not client.client_id:
+            raise ServerAuthError(
+                "The client credentials grant needs a client id.",
+                server=server,
+                hint="Give the OAuth client id, or choose a KNIME credential whose user name is the client id.",
+            )
+        key, scope, issuer = client.private_key, client.scope, client.issuer
+        provider: OAuthFlow = private_key_jwt_flow(
+            server_url, store, client_id=client.client_id, key=key, scope=scope, issuer=issuer
+        )
+    elif grant == "client-credentials":
         if not client.client_id or not client.client_secret:
             raise ServerAuthError(
                 "The client credentials grant needs a client id and secret.",
@@ -143,7 +171,7 @@ def oauth_auth(
         with warnings.catch_warnings():
             # Without a configured issuer the guard remembers the first one (knime_mcp.auth.guard), as documented.
             warnings.simplefilter("ignore")
-            provider: GuardedFlow = _ClientCredentials(
+            provider = _ClientCredentials(
                 server_url, store, client.client_id, client.client_secret, scope=client.scope, issuer=client.issuer
             )
     else:
@@ -173,16 +201,19 @@ def oauth_auth(
             callback_handler=callback,
             client_metadata_url=client.client_metadata_url,
         )
-    provider.guard(server=server, store=store, issuer=client.issuer, secret=bool(client.client_secret))
+    provider.guard(
+        server=server, store=store, issuer=client.issuer, secret=bool(client.client_secret or client.private_key)
+    )
+    provider.use_dpop(allowed=client.dpop, store=store)
     store.attach(provider.context)
     return provider
 
 
-class _ClientCredentials(GuardedFlow, ClientCredentialsOAuthProvider):
-    """The SDK's client credentials grant, guarded."""
+class _ClientCredentials(OAuthFlow, ClientCredentialsOAuthProvider):
+    """The SDK's client credentials grant, guarded, with DPoP where offered."""
 
 
-class _RefreshingFirst(GuardedFlow):
+class _RefreshingFirst(OAuthFlow):
     """On a 401 the SDK signs in anew; a refresh token held is tried first, once per request. The server may have
     revoked the access token or let it expire early, and a run where nobody can sign in goes on with a refresh."""
 

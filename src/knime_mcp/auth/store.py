@@ -129,6 +129,15 @@ class TokenStore:
     def confirm_issuer(self, issuer: str) -> None:
         self._write(confirmed_issuer=issuer)
 
+    def dpop_key(self) -> str | None:
+        """The private key (PEM) the stored tokens are bound to (:mod:`knime_mcp.auth.dpop`); None: not bound."""
+        key = self._read().get("dpop_key")
+        return key if isinstance(key, str) else None
+
+    def keep_dpop_key(self, pem: str | None) -> None:
+        """Keep the key the tokens just received are bound to (None: they are not), so a later run can use them."""
+        self._write(dpop_key=pem)
+
     def _read(self) -> dict[str, Any]:
         _check_owned(self.path.parent, "folder")
         try:

@@ -94,6 +94,10 @@ class CallerOptions:
     """A form the tool asks for while it runs: declined (the row fails), or answered with its defaults when every
     field has one (see :mod:`knime_mcp.mcp.server_requests`)."""
 
+    tasks: bool = False
+    """*Run long tools as tasks*: a tool whose taskSupport is ``optional`` runs as an MCP task too (one that requires
+    it always does); many tasks run at once within the concurrency."""
+
     def concurrency_for(self, tool: MCPTool) -> int:
         """How many calls of ``tool`` run at once."""
         return self.concurrency if self.concurrent_writes or tool.annotations.concurrency_safe else 1
@@ -146,7 +150,9 @@ class _Run:
         total_rows: int | None,
     ) -> None:
         self.tool, self.options, self.pool = tool, options, pool
-        self.dispatcher = Dispatcher(pool, timeout=options.timeout, retry=options.retry, progress=self._report_tool)
+        self.dispatcher = Dispatcher(
+            pool, timeout=options.timeout, retry=options.retry, progress=self._report_tool, tasks=options.tasks
+        )
         self.sink, self.progress, self.total_rows = sink, progress, total_rows
         self.stop: int | None = None
         """``fail`` mode: the first failed row seen so far; no row after it is dispatched."""

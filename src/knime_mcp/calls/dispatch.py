@@ -34,7 +34,7 @@ from knime_mcp.http.call import BusyResponse, http_retry_safe
 from knime_mcp.mcp.server_requests import progress_text
 from knime_mcp.redaction import redact
 from knime_mcp.tools.argument_validation import validate_arguments
-from knime_mcp.tools.policy import ToolPolicy, task_refusal
+from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool
 
@@ -175,8 +175,12 @@ class Dispatcher:
         retry: RetryPolicy | None = None,
         policy: ToolPolicy | None = None,
         progress: ToolProgress | None = None,
+        tasks: bool = False,
     ) -> None:
+        """``tasks``: *Run long tools as tasks*: a tool whose taskSupport is ``optional`` runs as an MCP task too
+        (one that requires it always does, :mod:`knime_mcp.mcp.tasks`)."""
         self._pool = pool
+        self._tasks = tasks
         self._progress = progress
         self._timeout = timeout
         self._retry = retry or RetryPolicy()
@@ -186,9 +190,6 @@ class Dispatcher:
         self, tool: MCPTool | LocalTool, arguments: Mapping[str, Any]
     ) -> tuple[McpToolError | None, CallStatus]:
         """Why the call must not be made at all: the tool policy blocks it, or its arguments break the schema."""
-        if isinstance(tool, MCPTool) and (unsupported := task_refusal(tool)) is not None:
-            hint = "Leave this tool out until knime-mcp runs MCP tasks."
-            return ToolCallError(f"The call was not made: {unsupported}.", hint=hint), "blocked"
         reason = self._policy.check(tool) if self._policy is not None and isinstance(tool, MCPTool) else None
         if reason is not None:
             return ToolCallError(f"The call was not made: {reason}."), "blocked"
@@ -255,7 +256,13 @@ class Dispatcher:
         client = await self._pool.client(tool.server)
         progress = None if self._progress is None else partial(_report_progress, self._progress, tool.name)
         return await client.call_tool(
-            tool.tool_name, arguments, timeout=self._timeout, repeatable=resend_lost, progress=progress
+            tool.tool_name,
+            arguments,
+            timeout=self._timeout,
+            repeatable=resend_lost,
+            progress=progress,
+            task_support=tool.task_support,
+            tasks=self._tasks,
         )
 
     async def _with_retries(self, send: Callable[[], Awaitable[ToolResult]], attempts: int) -> tuple[ToolResult, int]:

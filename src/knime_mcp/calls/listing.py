@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, CredentialLookup, ServerSpec, Timeouts
+from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, AuthRef, CredentialLookup, ServerSpec, Timeouts, TlsSettings
 from knime_mcp.errors import ConfigError
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES, load_document
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
@@ -125,6 +125,8 @@ async def list_http_tools(
     policy: ToolPolicy | None = None,
     untrusted_hint: str | None = None,
     max_document_bytes: int = MAX_DOCUMENT_BYTES,
+    tls: TlsSettings = DEFAULT_TLS,
+    credentials: CredentialLookup | None = None,
 ) -> ToolListing:
     """The tools of the document at ``source`` (a URL or file; None: webhooks only), then one per webhook row.
 
@@ -132,17 +134,24 @@ async def list_http_tools(
     ``base_url`` (:mod:`knime_mcp.http.origins`). ``untrusted_hint``: the source or base URL came from data (a flow
     variable), so the document is read only from a public URL and the API's server is not sealed (agent and caller
     nodes check it again); otherwise it is, as a person chose it, where it is the document's origin or the base URL.
-    ``trust_webhooks`` seals the webhooks' servers too. ``max_document_bytes``: a larger document is refused."""
+    ``trust_webhooks`` seals the webhooks' servers too. ``max_document_bytes``: a larger document is refused.
+    ``tls``: the API's TLS settings (the document is read under them too); ``credentials``: for a client key's
+    passphrase."""
     tools: list[MCPTool] = []
     notes: list[str] = []
     sealed = untrusted_hint is None
     if source and source.strip():
         document = await load_document(
-            source, timeout=timeouts.connect, untrusted_hint=untrusted_hint, max_bytes=max_document_bytes
+            source,
+            timeout=timeouts.connect,
+            untrusted_hint=untrusted_hint,
+            max_bytes=max_document_bytes,
+            tls=tls,
+            credentials=credentials,
         )
         if isinstance(auth, DocumentApiKey):
             auth = auth.for_document(document)
-        api = openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts)
+        api = openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts, tls=tls)
         credential = auth is not None and auth.kind != "none"
         api, notes = judge_servers(api, document.url, base_url=base_url, credential=credential, seal=sealed)
         notes += [] if credential or not api else missing_credential_note(document)

@@ -36,8 +36,8 @@ UNSEALED_HINT = (
     "table was edited, read from a file, made elsewhere, listed from an address that came from data, or written by "
     "an earlier knime-mcp whose seal covered the server only). If you trust it, run the provider again here, or "
     "trust every server in the tools table (the node setting, or trust_all_servers in Python). To trust the tables "
-    "a team makes on its machines, give them all the same shared seal key in the environment variable "
-    f"{SHARED_KEY_ENV}."
+    "a team makes on its machines, give them all the same shared seal key: in the nodes' 'Team seal key "
+    f"(credential)' setting (a KNIME credential), or in the environment variable {SHARED_KEY_ENV}."
 )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
-from knime_mcp.cli.servers import SignInPrompt, configured_servers, server_spec
+from knime_mcp.cli.servers import SignInPrompt, add_task_option, configured_servers, server_spec
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
@@ -95,6 +95,7 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
     )
+    add_task_option(agent)
     add_tool_source_options(agent, base_url="--openapi-base-url")
     add_policy_options(agent, "block")
     add_approval_options(agent)
@@ -153,6 +154,7 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
         approval=approval_policy(args),
+        tasks=args.tasks,
     )
     return AgentSetup(specs, files, model, api_key, config)
 

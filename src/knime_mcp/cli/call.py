@@ -68,7 +68,7 @@ def run_call(args: argparse.Namespace, source: ToolSource, out: TextIO, err: Tex
     async def call() -> CallOutcome:
         async with source.pool(show) as pool:
             tool = await source.tool(pool)
-            return await Dispatcher(pool, progress=progress).call(tool, arguments)
+            return await Dispatcher(pool, progress=progress, tasks=args.tasks).call(tool, arguments)
 
     outcome = run_sync(call)
     if outcome.result is not None:

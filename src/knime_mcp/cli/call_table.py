@@ -77,6 +77,7 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
         retry=RetryPolicy(attempts=args.retries + 1),
         on_error=args.on_error,
         elicitation=args.elicitation,
+        tasks=args.tasks,
     )
     suffix = os.path.splitext(args.input)[1].lower()
     if suffix not in (".csv", ".parquet"):

@@ -15,6 +15,7 @@ import argparse
 import csv
 from typing import TYPE_CHECKING, Any
 
+from knime_mcp.cli.tls_options import add_tls_options, tls_settings
 from knime_mcp.config import DEFAULT_TIMEOUTS, ENV_REF
 from knime_mcp.errors import ConfigError, UsageError
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
@@ -50,6 +51,7 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
     add_api_options(http, base_url="--base-url", auth="the API's authentication (never sent to webhooks)")
     http.add_argument("--connect-timeout", type=float, default=DEFAULT_TIMEOUTS.connect, metavar="SECONDS")
     http.add_argument("--call-timeout", type=float, default=DEFAULT_TIMEOUTS.call, metavar="SECONDS")
+    add_tls_options(http)
     return http
 
 
@@ -108,6 +110,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
         schema_mode=args.schema_mode,
         policy=policy,
         max_document_bytes=max_bytes,
+        tls=tls_settings(args),
     )
 
 

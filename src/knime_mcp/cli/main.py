@@ -32,6 +32,7 @@ from knime_mcp.cli.render import one_line, terminal_safe
 from knime_mcp.cli.servers import (
     HOST_PORT,
     SignInPrompt,
+    add_task_option,
     check_server_word,
     check_tool_word,
     common_options,
@@ -123,6 +124,7 @@ def _parser() -> _Parser:
     )
 
     add_tool_source_options(call, base_url="--base-url")
+    add_task_option(call)
 
     table = commands.add_parser(
         "call-table", parents=[callers], help="call one tool for every row of a CSV or Parquet file"
@@ -143,6 +145,7 @@ def _parser() -> _Parser:
     table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
 
     add_tool_source_options(table, base_url="--base-url")
+    add_task_option(table)
 
     add_agent_command(commands, callers)
     add_chat_command(commands, callers)

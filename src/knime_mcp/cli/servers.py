@@ -13,6 +13,8 @@ import shlex
 import shutil
 from collections.abc import Callable, Sequence
 
+from knime_mcp.cli.grant_options import add_grant_options, grant_secrets, grant_settings
+from knime_mcp.cli.tls_options import add_tls_options, tls_settings
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
 from knime_mcp.errors import UsageError
 
@@ -21,7 +23,7 @@ __all__ = [
     "configured_servers", "options_after_command", "server_options", "server_spec", "split_command",
 ]  # fmt: skip
 
-OAUTH = ("oauth", "oauth-client-credentials")
+OAUTH = ("oauth", "oauth-client-credentials", "oauth-workload-identity", "oauth-id-jag")
 """The kinds of ``--auth`` for an MCP server."""
 
 SignInPrompt = Callable[[str], None] | None
@@ -77,7 +79,8 @@ def server_options(*, api_auth: Sequence[str] = ()) -> argparse.ArgumentParser:
     group.add_argument(
         "--auth",
         choices=[*OAUTH, *api_auth],
-        help="OAuth: sign in (in a browser; see 'knime-mcp login'), or the client credentials grant; without it, a "
+        help="OAuth: sign in (in a browser; see 'knime-mcp login'), the client credentials grant, workload identity "
+        "(--token-file) or enterprise identity (ID-JAG, --identity-assertion); without it, a "
         "server with a stored sign-in uses that"
         + (f"; {', '.join(api_auth)}: what the tools of --openapi send" if api_auth else ""),
     )
@@ -99,8 +102,26 @@ def server_options(*, api_auth: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="OAuth: the authorization server's issuer, the only one knime-mcp signs in at or sends the client "
         "secret to (default: the one the MCP server names; a client secret stays with the first one it was used with)",
     )
+    group.add_argument(
+        "--private-key",
+        metavar="'${VAR}'",
+        help="OAuth client credentials: sign in with the client's private key (private_key_jwt; RS256 for RSA, ES256 "
+        "for P-256) instead of a secret: an environment reference holding the PEM key or the path of a PEM file",
+    )
+    group.add_argument(
+        "--no-dpop",
+        action="store_true",
+        help="OAuth: never bind tokens with DPoP (RFC 9449), even where the authorization server offers it",
+    )
     group.add_argument("--connect-timeout", type=float, default=Timeouts().connect, metavar="SECONDS")
     group.add_argument("--call-timeout", type=float, default=Timeouts().call, metavar="SECONDS")
+    group.add_argument(
+        "--progress-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="longest call while the server reports progress: each progress report (or new task status) restarts "
+        "the call timeout, up to this many seconds in all (default: the call timeout is final)",
+    )
     group.add_argument("--name", help="display name of the server")
     group.add_argument(
         "--roots",
@@ -116,7 +137,19 @@ def server_options(*, api_auth: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="a form a tool asks for while it runs: decline it (the call fails), or answer with the form's "
         "defaults when every field has one",
     )
+    add_grant_options(options)
+    add_tls_options(options)
     return options
+
+
+def add_task_option(parser: argparse.ArgumentParser) -> None:
+    """``--tasks`` (*Run long tools as tasks*) for the commands that call tools: call, call-table, agent, chat."""
+    parser.add_argument(
+        "--tasks",
+        action="store_true",
+        help="run long tools as tasks: a tool whose taskSupport is 'optional' runs as an MCP task too, polled "
+        "until it ends, its status shown as progress (a tool that requires a task always does)",
+    )
 
 
 def _pairs(values: Sequence[str], separator: str, what: str) -> dict[str, str]:
@@ -258,8 +291,9 @@ def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:
         headers=_headers(args.header),
         env=_environment(args.env),
         auth=_auth(text, args),
-        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
+        timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout, progress_max=args.progress_timeout),
         roots=tuple(os.path.abspath(root) for root in args.roots),
+        tls=tls_settings(args),
     )
 
 
@@ -271,15 +305,32 @@ def _auth(target: str, args: argparse.Namespace) -> AuthRef:
 
         stored = token_store(target, OAuthClient(client_id=args.client_id)).has_tokens()
         kind = "oauth" if stored or args.command == "login" else None
+    grants = grant_settings(kind, args)
     if kind is None:
-        if args.issuer is not None:
-            raise UsageError("--issuer goes with OAuth: add --auth oauth or --auth oauth-client-credentials.")
+        if args.issuer is not None or args.private_key is not None:
+            option = "--issuer" if args.issuer is not None else "--private-key"
+            raise UsageError(f"{option} goes with OAuth: add --auth oauth or --auth oauth-client-credentials.")
         return AuthRef()
-    if kind == "oauth-client-credentials" and not (args.client_id and args.client_secret):
-        raise UsageError("--auth oauth-client-credentials needs --client-id and --client-secret '${VAR}'.")
-    if args.client_secret is not None and not ENV_REF.fullmatch(args.client_secret):
+    key = args.private_key
+    if key is not None and (kind != "oauth-client-credentials" or args.client_secret is not None):
+        raise UsageError("--private-key goes with --auth oauth-client-credentials, instead of --client-secret.")
+    if kind == "oauth-client-credentials" and not (args.client_id and (args.client_secret or key)):
         raise UsageError(
-            "--client-secret must be an environment reference such as '${CLIENT_SECRET}', not the secret itself.",
-            hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+            "--auth oauth-client-credentials needs --client-id, and --client-secret or --private-key '${VAR}'."
         )
-    return AuthRef(kind=kind, client_id=args.client_id, secret=args.client_secret, scope=args.scope, issuer=args.issuer)
+    for option, value in (("--client-secret", args.client_secret), ("--private-key", key), *grant_secrets(args)):
+        if value is not None and not ENV_REF.fullmatch(value):
+            raise UsageError(
+                f"{option} must be an environment reference such as '${{CLIENT_SECRET}}', not the secret itself.",
+                hint="Command lines end up in shell histories and process lists; put the secret in the environment.",
+            )
+    return AuthRef(
+        kind=kind,
+        client_id=args.client_id,
+        secret=key or args.client_secret,
+        scope=args.scope,
+        issuer=args.issuer,
+        client_auth="private_key_jwt" if key else None,
+        dpop="off" if args.no_dpop else None,
+        **grants,
+    )

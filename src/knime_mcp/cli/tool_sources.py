@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from knime_mcp.cli.catalog import find_named
 from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, max_document_bytes
 from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
+from knime_mcp.cli.tls_options import tls_settings
 from knime_mcp.cli.wording import print_notes
 from knime_mcp.errors import ConfigError, UsageError
 
@@ -148,6 +149,7 @@ class ToolSource:
                 auth=auth,
                 timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
                 max_document_bytes=max_document_bytes(args),
+                tls=tls_settings(args),
             )
             print_notes(listing.notes, self._err)
             tools += listing.tools

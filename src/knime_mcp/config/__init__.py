@@ -10,6 +10,7 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
   are made, and round-tripping through JSON without ever holding a secret;
 - :mod:`~knime_mcp.config.pasted`: servers from a pasted Claude Desktop, Cursor or VS Code configuration
   (:func:`parse_pasted`);
+- :mod:`~knime_mcp.config.tls`: :class:`TlsSettings`, a server's CA bundle, trust store and client certificate;
 - :mod:`~knime_mcp.config.resolve`: the references resolved to their values at connect time, and only there.
 
     spec = ServerSpec(target="https://example.com/mcp", auth=AuthRef(kind="bearer", secret="${API_TOKEN}"))
@@ -18,7 +19,7 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
 
 from __future__ import annotations
 
-from knime_mcp.config.auth import OAUTH_KINDS, AuthKind, AuthRef
+from knime_mcp.config.auth import ASSERTION_KINDS, OAUTH_KINDS, AuthKind, AuthRef
 from knime_mcp.config.limits import (
     DEFAULT_SERVER_REQUESTS,
     DEFAULT_TIMEOUTS,
@@ -31,6 +32,7 @@ from knime_mcp.config.pasted import MAX_PASTED_CHARS, parse_pasted
 from knime_mcp.config.references import ENV_REF, literal_secret_env, literal_secret_headers, literal_secret_query
 from knime_mcp.config.resolve import (
     CredentialLookup,
+    credential_password,
     expand_env,
     header_value_problem,
     resolve_env,
@@ -41,6 +43,7 @@ from knime_mcp.config.resolve import (
     resolved_secrets,
 )
 from knime_mcp.config.spec import DEMO_SERVER, Handshake, ServerSpec, TransportKind, demo_server_spec
+from knime_mcp.config.tls import DEFAULT_TLS, TlsSettings
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -54,10 +57,14 @@ __all__ = [
     "SamplingLimits",
     "ServerRequestPolicy",
     "ServerSpec",
+    "TlsSettings",
+    "DEFAULT_TLS",
     "Timeouts",
     "TransportKind",
     "ENV_REF",
+    "ASSERTION_KINDS",
     "OAUTH_KINDS",
+    "credential_password",
     "demo_server_spec",
     "expand_env",
     "header_value_problem",

@@ -11,11 +11,29 @@ from typing import Literal, get_args
 
 from knime_mcp.config.references import ENV_REF
 from knime_mcp.errors import ConfigError
+from knime_mcp.redaction import CREDENTIAL_VALUE
 
-__all__ = ["OAUTH_KINDS", "AuthKind", "AuthRef"]
+__all__ = ["ASSERTION_FIELDS", "ASSERTION_KINDS", "OAUTH_KINDS", "AuthKind", "AuthRef", "ClientAuth"]
 
-AuthKind = Literal["none", "bearer", "header", "basic", "query", "oauth", "oauth-client-credentials"]
-OAUTH_KINDS = frozenset({"oauth", "oauth-client-credentials"})
+ClientAuth = Literal["client_secret", "private_key_jwt"]
+AuthKind = Literal[
+    "none",
+    "bearer",
+    "header",
+    "basic",
+    "query",
+    "oauth",
+    "oauth-client-credentials",
+    "oauth-workload-identity",
+    "oauth-id-jag",
+]
+ASSERTION_KINDS = frozenset({"oauth-workload-identity", "oauth-id-jag"})
+"""OAuth by the JWT bearer grant (RFC 7523, :mod:`knime_mcp.auth.jwt_bearer`): the assertion is a platform's token
+from a file (workload identity) or an enterprise identity provider's ID-JAG; a client secret is optional."""
+OAUTH_KINDS = frozenset({"oauth", "oauth-client-credentials", *ASSERTION_KINDS})
+ASSERTION_FIELDS = ("token_file", "assertion", "idp_token_endpoint", "idp_client_id", "idp_secret")
+"""The settings of the JWT bearer grants, left out of a server's JSON when None (tables written before them read the
+same)."""
 """Authentication by OAuth (:mod:`knime_mcp.auth`): the token comes from an authorization server, not a setting."""
 
 
@@ -53,6 +71,37 @@ class AuthRef:
     """OAuth: the issuer of the authorization server, e.g. ``https://login.example.com``: the only one knime-mcp signs
     in at or sends the client secret to (:mod:`knime_mcp.auth.guard`). Left out of the JSON when None."""
 
+    client_auth: ClientAuth | None = None
+    """OAuth client credentials: how the client proves who it is. None or ``client_secret``: the secret;
+    ``private_key_jwt``: an assertion signed with a private key (RFC 7523), the secret source then holding the key's
+    PEM (a ``${VAR}`` may name a PEM file instead). Left out of the JSON when None."""
+
+    dpop: Literal["off"] | None = None
+    """OAuth: ``off`` never binds tokens with DPoP (RFC 9449); None binds them where the authorization server offers
+    it. Left out of the JSON when None."""
+
+    token_file: str | None = None
+    """OAuth workload identity: the file the platform writes its identity token (a JWT) to, a path or a ``${VAR}``
+    holding one (e.g. ``${AZURE_FEDERATED_TOKEN_FILE}``); read again for every token request. Left out of the JSON
+    when None."""
+
+    assertion: str | None = None
+    """OAuth ID-JAG: where the enterprise identity provider's identity assertion (an ID token) comes from: a
+    ``${VAR}`` reference, or else the name of a KNIME credential whose password holds it. Left out of the JSON when
+    None."""
+
+    idp_token_endpoint: str | None = None
+    """OAuth ID-JAG: the identity provider's token endpoint, where the assertion is exchanged for an ID-JAG
+    (RFC 8693). Left out of the JSON when None."""
+
+    idp_client_id: str | None = None
+    """OAuth ID-JAG: knime-mcp's client id at the identity provider, if it asks for one. Left out of the JSON when
+    None."""
+
+    idp_secret: str | None = None
+    """OAuth ID-JAG: the client secret at the identity provider, if it asks for one: a ``${VAR}`` reference, or else
+    the name of a KNIME credential whose password holds it. Left out of the JSON when None."""
+
     def __post_init__(self) -> None:
         if self.kind not in get_args(AuthKind):
             raise ConfigError(f"Unknown authentication kind {self.kind!r}; use one of {', '.join(get_args(AuthKind))}.")
@@ -62,9 +111,11 @@ class AuthRef:
                 "An authorization server (issuer) goes with OAuth only, and must be an http(s) URL.",
                 hint="Give the issuer the authorization server's metadata names, e.g. https://login.example.com.",
             )
+        self._check_client_auth()
+        self._check_assertion_grant()
         if self.kind == "none":
             return
-        if self.kind == "oauth" and self.credential is None and self.secret is None:
+        if self.kind in ("oauth", *ASSERTION_KINDS) and self.credential is None and self.secret is None:
             return  # a public client: no secret
         if (self.credential is None) == (self.secret is None):
             raise ConfigError(
@@ -84,3 +135,45 @@ class AuthRef:
                 if self.kind == "query"
                 else f"A query parameter name goes with authentication 'query' only, not {self.kind!r}."
             )
+
+    def _check_client_auth(self) -> None:
+        """A private key goes with the client credentials grant only; DPoP can only be switched off, for OAuth."""
+        if self.client_auth not in (None, *get_args(ClientAuth)):
+            raise ConfigError(
+                f"Unknown client authentication {self.client_auth!r}; use one of {', '.join(get_args(ClientAuth))}."
+            )
+        if self.client_auth == "private_key_jwt" and self.kind != "oauth-client-credentials":
+            raise ConfigError(
+                "A private key (private_key_jwt) goes with the OAuth client credentials grant only.",
+                hint="Choose authentication 'oauth-client-credentials', or the client secret.",
+            )
+        if self.dpop not in (None, "off") or (self.dpop is not None and self.kind not in OAUTH_KINDS):
+            raise ConfigError("DPoP may only be switched 'off', and for OAuth only.")
+
+    def _check_assertion_grant(self) -> None:
+        """Each JWT bearer grant has its source of the assertion, and only it."""
+        workload, id_jag = self.kind == "oauth-workload-identity", self.kind == "oauth-id-jag"
+        if workload != bool(self.token_file):
+            raise ConfigError(
+                "Workload identity needs a token file." if workload else "A token file goes with workload identity.",
+                hint="Give the file the platform writes its identity token to, e.g. ${AZURE_FEDERATED_TOKEN_FILE}.",
+            )
+        idp = (self.assertion, self.idp_token_endpoint, self.idp_client_id, self.idp_secret)
+        if not id_jag and any(value is not None for value in idp):
+            raise ConfigError("An identity provider's settings go with the ID-JAG grant (oauth-id-jag) only.")
+        if id_jag and not (self.assertion and (self.idp_token_endpoint or "").startswith(("http://", "https://"))):
+            raise ConfigError(
+                "The ID-JAG grant needs the identity assertion's source and the identity provider's token endpoint.",
+                hint="Name a KNIME credential or ${VAR} holding the ID token, and the token endpoint's http(s) URL.",
+            )
+        for source in (self.assertion, self.idp_secret):
+            if (
+                source is not None
+                and ("${" in source or CREDENTIAL_VALUE.search(source))
+                and not ENV_REF.fullmatch(source)
+            ):
+                raise ConfigError(
+                    "An identity assertion or secret must be named by a ${VAR} reference or a KNIME credential, not "
+                    "written out.",
+                    hint="Store it in an environment variable or a KNIME credential; settings are saved in clear.",
+                )

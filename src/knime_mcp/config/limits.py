@@ -31,8 +31,13 @@ class Timeouts:
     call: float = 60.0
     """For one tool call or listing page; a call past it is cancelled on the server too."""
 
+    progress_max: float | None = None
+    """*Longest call while progress is reported*: each progress notification (or new task status) of a call restarts
+    its call timeout, up to this many seconds in all; None: the call timeout is final. Left out of a spec's JSON when
+    None, so tables written before read the same."""
+
     def __post_init__(self) -> None:
-        if self.connect <= 0 or self.call <= 0:
+        if self.connect <= 0 or self.call <= 0 or (self.progress_max is not None and self.progress_max <= 0):
             raise ConfigError("Timeouts must be positive numbers of seconds.")
 
 

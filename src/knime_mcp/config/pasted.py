@@ -6,8 +6,9 @@ Two formats: Claude Desktop's and Cursor's ``{"mcpServers": {name: {...}}}``, an
 its size is bounded, and each error names the server and the entry, never a value, which may be a secret.
 
 Secrets follow this project's rule (:mod:`knime_mcp.config.references`): VS Code's ``${env:VAR}`` is ``${VAR}``, and
-its ``${input:id}`` in a credential header names the KNIME credential ``id`` (:class:`AuthRef`); a secret written out
-is refused with the reference to write instead.
+its ``${input:id}`` names the KNIME credential ``id``: in a credential header as an :class:`AuthRef`, in a stdio
+server's environment as it is (:func:`~knime_mcp.config.resolve.resolve_env` reads the credential's password when the
+server starts); a secret written out is refused with the reference to write instead.
 
     specs = parse_pasted('{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@mcp/server-memory"]}}}')
     specs["memory"].target == "npx -y @mcp/server-memory"
@@ -21,7 +22,7 @@ import shlex
 from typing import Any
 
 from knime_mcp.config.auth import AuthRef
-from knime_mcp.config.references import literal_secret_env, literal_secret_headers
+from knime_mcp.config.references import INPUT_REF, literal_secret_env, literal_secret_headers
 from knime_mcp.config.spec import ServerSpec, TransportKind
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
@@ -39,7 +40,6 @@ _TYPES: dict[str, TransportKind] = {"stdio": "stdio", "http": "streamable-http",
 """The ``type`` values of the formats, as this project's transports."""
 
 _ENV_VAR = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-_INPUT = re.compile(r"\$\{input:([^}]*)\}")
 _BEARER = re.compile(r"bearer\s+\$\{input:([^}]*)\}", re.IGNORECASE)
 _KEYS = ("mcpServers", "servers")
 _FORMATS = '{"mcpServers": {NAME: {...}}} (Claude Desktop, Cursor) or {"servers": {NAME: {...}}} (VS Code)'
@@ -96,7 +96,7 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None) -> ServerSpec:
     kind = entry.get("type") or entry.get("transport")
     if kind is not None and kind not in _TYPES:
         raise ConfigError(f"Server {name!r} has an unknown type {kind!r}; use one of {', '.join(_TYPES)}.")
-    env = _env(name, _strings(name, "env", entry.get("env", {})))
+    env = _env(name, _strings(name, "env", entry.get("env", {})), inputs)
     headers, auth = _headers(name, _strings(name, "headers", entry.get("headers", {})), inputs)
     if command is not None:
         args = entry.get("args", [])
@@ -108,10 +108,10 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None) -> ServerSpec:
         raise ConfigError(f'Server {name!r}: "url" must be text.')
     else:
         target = _env_refs(url)
-    if _INPUT.search(target):
+    if INPUT_REF.search(target):
         raise ConfigError(
             f"Server {name!r}: its {'command line' if command is not None else 'URL'} references an input, which "
-            "only a credential header can take.",
+            "only a credential header or a stdio server's environment entry can take.",
             hint="Write ${VARIABLE} instead and set VARIABLE in the environment KNIME (or this command) runs in.",
         )
     cwd = entry.get("cwd")
@@ -140,18 +140,22 @@ def _env_refs(text: str) -> str:
     return _ENV_VAR.sub(r"${\1}", text)
 
 
-def _env(name: str, env: dict[str, str]) -> dict[str, str]:
-    """The stdio environment; a secret written out, or an input (no credential reaches a stdio server), is refused
-    naming the ``${VAR}`` to write."""
+def _env(name: str, env: dict[str, str], inputs: frozenset[str] | None) -> dict[str, str]:
+    """The stdio environment; an input stays as it is (the KNIME credential it names is read when the server
+    starts), a secret written out is refused naming the ``${VAR}`` to write."""
     env = {key: _env_refs(value) for key, value in env.items()}
-    inputs = [key for key, value in env.items() if _INPUT.search(value)]
+    for key, value in env.items():
+        for credential in INPUT_REF.findall(value):
+            if inputs is not None and credential not in inputs:
+                raise ConfigError(f"Server {name!r}: the environment entry {key!r} references input {credential!r}, "
+                                  "not declared.")  # fmt: skip
     plain = [key for key, value in env.items() if CREDENTIAL_VALUE.match(value.strip())]
-    for key in inputs or literal_secret_env(env) or plain:
-        said = "references an input" if inputs else "holds a literal secret"
+    for key in literal_secret_env(env) or plain:
         raise ConfigError(
-            f"Server {name!r}: the environment entry {key!r} {said}; a stdio server's environment takes secrets only "
-            "from environment variables.",
-            hint=f'Write "{key}": "${{{key}}}" and set {key} in the environment KNIME (or this command) runs in.',
+            f"Server {name!r}: the environment entry {key!r} holds a literal secret, which would be kept in settings "
+            "and tables.",
+            hint=f'Write "{key}": "${{input:CREDENTIAL}}" to pass the KNIME credential CREDENTIAL, or "{key}": '
+            f'"${{{key}}}" with {key} set in the environment KNIME (or this command) runs in.',
         )
     return env
 
@@ -162,10 +166,10 @@ def _headers(name: str, headers: dict[str, str], inputs: frozenset[str] | None) 
     headers = {key: _env_refs(value) for key, value in headers.items()}
     auth = AuthRef()
     for key, value in list(headers.items()):
-        if not _INPUT.search(value):
+        if not INPUT_REF.search(value):
             continue
         bearer = _BEARER.fullmatch(value.strip()) if key.lower() == "authorization" else None
-        whole = _INPUT.fullmatch(value.strip())
+        whole = INPUT_REF.fullmatch(value.strip())
         if auth.kind != "none" or not (bearer or (whole and key.lower() != "authorization")):
             raise ConfigError(
                 f"Server {name!r}: the header {key!r} references an input in a way a KNIME credential cannot stand "

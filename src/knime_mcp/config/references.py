@@ -15,10 +15,13 @@ from urllib.parse import parse_qsl, urlsplit
 
 from knime_mcp.redaction import CREDENTIAL_VALUE, is_secret_parameter
 
-__all__ = ["ENV_REF", "literal_secret_env", "literal_secret_headers", "literal_secret_query"]
+__all__ = ["ENV_REF", "INPUT_REF", "literal_secret_env", "literal_secret_headers", "literal_secret_query"]
 
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """A ``${VAR}`` environment reference, the one way a setting may name a secret."""
+
+INPUT_REF = re.compile(r"\$\{input:([^}]*)\}")
+"""VS Code's ``${input:ID}``: in a stdio server's environment, the password of the KNIME credential ``ID``."""
 
 
 _CREDENTIAL_HEADER = re.compile(
@@ -62,5 +65,9 @@ def literal_secret_query(target: str) -> list[str]:
 
 def literal_secret_env(env: Mapping[str, str]) -> list[str]:
     """The stdio environment entries whose name marks a credential and whose value is written out instead of
-    referenced as ``${VAR}``; empty values are no secret."""
-    return [name for name, text in env.items() if text and not ENV_REF.search(text) and _CREDENTIAL_ENV.search(name)]
+    referenced as ``${VAR}`` or a credential's ``${input:ID}``; empty values are no secret."""
+    return [
+        name
+        for name, text in env.items()
+        if text and not ENV_REF.search(text) and not INPUT_REF.search(text) and _CREDENTIAL_ENV.search(name)
+    ]

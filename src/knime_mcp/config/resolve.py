@@ -16,12 +16,13 @@ from collections.abc import Callable
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from knime_mcp.config.auth import OAUTH_KINDS, AuthRef
-from knime_mcp.config.references import ENV_REF
+from knime_mcp.config.references import ENV_REF, INPUT_REF
 from knime_mcp.config.spec import ServerSpec
 from knime_mcp.errors import ConfigError
 
 __all__ = [
     "CredentialLookup",
+    "credential_password",
     "expand_env",
     "header_value_problem",
     "resolve_env",
@@ -103,6 +104,11 @@ def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tupl
     return username, password
 
 
+def credential_password(name: str, lookup: CredentialLookup | None, server: str) -> str:
+    """The password of the KNIME credential ``name`` (e.g. a client key's passphrase), read now."""
+    return _credential(name, lookup, server)[1]
+
+
 def resolve_secret(auth: AuthRef, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:
     """The ``(username, secret)`` pair of an auth reference, resolved now. A bearer token or header secret goes
     into a header as it is, so it is checked for what a header cannot carry; a basic one is base64-encoded first, a
@@ -169,25 +175,38 @@ def _header_value(name: str, value: str, server: str) -> str:
 
 def resolved_secrets(spec: ServerSpec, credentials: CredentialLookup | None = None) -> frozenset[str]:
     """The secret values a session to ``spec`` resolves: what each ``${VAR}`` of its headers, environment and URL
-    query holds (the query's also URL-encoded), and its authentication's secret (and its basic token and URL-encoded
-    form), so that text relayed from the server can be masked. Values under four characters are left out: masking
-    them would garble ordinary words."""
+    query holds (the query's also URL-encoded), the passwords of the credentials its environment names, and its
+    authentication's secret (and its basic token and URL-encoded form), so that text relayed from the server can be
+    masked. Values under four characters are left out: masking them would garble ordinary words."""
     references = (*spec.headers.values(), *spec.env.values(), spec.auth.secret or "")
     values = {os.environ.get(name, "") for text in references for name in ENV_REF.findall(text)}
     query = urlsplit(spec.target).query if spec.is_url else ""
     in_query = {os.environ.get(name, "") for name in ENV_REF.findall(query)}
     values |= {form for value in in_query for form in (value, quote(value, safe=""))}
+    in_env = {name for text in spec.env.values() for name in INPUT_REF.findall(text)}
+    values |= {credential_password(name, credentials, spec.display_name) for name in in_env}
     if spec.auth.credential is not None or spec.auth.secret is not None:
         username, secret = resolve_secret(spec.auth, credentials, spec.display_name)
         values |= {secret, base64.b64encode(f"{username}:{secret}".encode()).decode(), quote(secret, safe="")}
     return frozenset(value for value in values if len(value) >= 4)
 
 
-def resolve_env(spec: ServerSpec) -> dict[str, str]:
-    """The extra environment of a stdio server, with references resolved and checked: the operating system would
-    refuse a NUL with an error that names neither the entry nor the server."""
+def _env_value(value: str, credentials: CredentialLookup | None, server: str) -> str:
+    """One environment value with its references resolved in one pass, so that neither a credential's password nor
+    a variable's value is read for references in turn."""
+    parts = INPUT_REF.split(value)  # text, credential name, text, …
+    return "".join(
+        credential_password(part, credentials, server) if index % 2 else expand_env(part, server=server)
+        for index, part in enumerate(parts)
+    )
+
+
+def resolve_env(spec: ServerSpec, credentials: CredentialLookup | None = None) -> dict[str, str]:
+    """The extra environment of a stdio server, with references resolved and checked: each ``${VAR}``, and each
+    ``${input:ID}`` as the password of the credential ``ID`` (a ConfigError without ``credentials``, as outside KNIME).
+    The operating system would refuse a NUL with an error that names neither the entry nor the server."""
     server = spec.display_name
-    env = {name: expand_env(value, server=server) for name, value in spec.env.items()}
+    env = {name: _env_value(value, credentials, server) for name, value in spec.env.items()}
     if nul := [name for name, value in env.items() if "\0" in value]:
         # Only settings can carry a NUL (an operating system's environment cannot), so the entry is named.
         raise ConfigError(

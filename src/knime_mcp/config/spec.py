@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from knime_mcp.config.auth import AuthRef
+from knime_mcp.config.auth import ASSERTION_FIELDS, AuthRef
 from knime_mcp.config.limits import DEFAULT_TIMEOUTS, Timeouts
 from knime_mcp.config.references import literal_secret_env, literal_secret_headers, literal_secret_query
+from knime_mcp.config.tls import DEFAULT_TLS, TlsSettings
 from knime_mcp.errors import ConfigError
 
 __all__ = [
@@ -73,6 +74,11 @@ class ServerSpec:
     """Absolute paths of the folders a stdio server may see, sent as its ``roots/list`` answer; empty: the client
     offers no roots. Part of the identity (and so of the seal) when set, left out of the JSON when empty, so tables
     written before it read, and are sealed, the same."""
+
+    tls: TlsSettings = DEFAULT_TLS
+    """How the server's certificate is checked, and the client certificate shown to it. Part of the identity (and
+    so of the seal) when set, left out of the JSON when default, so tables written before it read, and are sealed,
+    the same."""
 
     seal: str | None = field(default=None, repr=False)
     """Proof that a person named this server in settings on this machine; set by
@@ -177,9 +183,15 @@ class ServerSpec:
                 del data[name]
         if not self.roots:
             del data["roots"]
-        for optional in ("parameter", "issuer"):
+        if self.tls.is_default:
+            del data["tls"]
+        else:
+            data["tls"] = self.tls.to_dict()
+        for optional in ("parameter", "issuer", "client_auth", "dpop", *ASSERTION_FIELDS):
             if data["auth"][optional] is None:
                 del data["auth"][optional]
+        if data["timeouts"]["progress_max"] is None:
+            del data["timeouts"]["progress_max"]
         return data
 
     def to_json(self) -> str:
@@ -193,6 +205,7 @@ class ServerSpec:
         values["auth"] = AuthRef(**values.get("auth") or {})
         values["timeouts"] = Timeouts(**values.get("timeouts") or {})
         values["roots"] = tuple(values.get("roots") or ())
+        values["tls"] = TlsSettings.from_dict(values.get("tls"))
         return cls(**values)
 
     @classmethod

@@ -13,6 +13,7 @@ import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from knime_mcp.errors.certificates import certificate_error
 from knime_mcp.errors.tree import (
     McpToolError,
     ServerAuthError,
@@ -94,7 +95,8 @@ _TOO_LARGE = "byte limit"
 and in the parse error for a JSON body that exceeded it ("The response exceeded the N byte limit")."""
 
 _OAUTH_HINTS = {
-    "invalid_client": "Check the client id and secret (the KNIME credential, or --client-id and --client-secret).",
+    "invalid_client": "Check the client id and secret or private key (the KNIME credential, or --client-id and "
+    "--client-secret or --private-key).",
     "invalid_grant": "The stored sign-in expired or was revoked: sign in again (knime-mcp login URL, or run the node "
     "in KNIME Analytics Platform).",
     "invalid_scope": "Ask for scopes the server offers (the Scope setting, or --scope), or leave the scope empty.",
@@ -146,6 +148,8 @@ def translate(
         return oauth
     if http_status is not None and not isinstance(leaf, McpToolError):
         return _from_status(http_status, server, challenge)
+    if isinstance(leaf, (httpx2.TransportError, ssl.SSLError)) and (tls := certificate_error(leaf, server)):
+        return tls
     match leaf:
         case McpToolError():
             return leaf
@@ -172,8 +176,6 @@ def translate(
             return ServerConnectError(
                 f"The connection failed: {leaf or type(leaf).__name__}.", server=server, hint=_CONNECT_HINT
             )
-        case ssl.SSLError():
-            return ServerConnectError(f"TLS failed: {leaf}.", server=server, hint="Check the server's certificate.")
         case FileNotFoundError() | PermissionError():
             return ServerConnectError(
                 f"Could not start the server command: {leaf.strerror or leaf}.",

@@ -117,7 +117,9 @@ class HttpToolClient:
             )
         headers = resolve_headers(spec, credentials)
         timeout = httpx2.Timeout(spec.timeouts.connect, read=None)
-        http = pool.client(headers=headers, timeout=timeout, pin=pin)
+        http = pool.client(
+            headers=headers, timeout=timeout, pin=pin, tls=spec.tls, credentials=credentials, server=spec.display_name
+        )
         secrets = resolved_secrets(spec, credentials)
         query = resolve_query(spec, credentials)
         return cls(spec, http, query, secrets, max_concurrency=max_concurrency, breaker=breaker)

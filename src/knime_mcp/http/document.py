@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from knime_mcp.config import DEFAULT_TIMEOUTS
+from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, CredentialLookup, TlsSettings
 from knime_mcp.errors import ConfigError, ServerConnectError
 
 __all__ = ["MAX_DOCUMENT_BYTES", "OpenApiDocument", "load_document", "parse_document"]
@@ -78,15 +78,18 @@ async def load_document(
     timeout: float = DEFAULT_TIMEOUTS.connect,
     untrusted_hint: str | None = None,
     max_bytes: int = MAX_DOCUMENT_BYTES,
+    tls: TlsSettings = DEFAULT_TLS,
+    credentials: CredentialLookup | None = None,
 ) -> OpenApiDocument:
     """Read the document at ``source``, an http(s) URL or a file path, of at most ``max_bytes``. ``untrusted_hint``:
     the source came from data, so only a public http(s) URL is read (checked and pinned by the SSRF guard), never a
-    file."""
+    file. ``tls``: the API's TLS settings, a client key's passphrase read through ``credentials``."""
     source = source.strip()
     if not source:
         raise ConfigError("No OpenAPI document given.", hint="Enter the document's URL or file path.")
     if source.startswith(("http://", "https://")):
-        return parse_document(await _fetch(source, timeout, untrusted_hint, max_bytes), source, source)
+        text = await _fetch(source, timeout, untrusted_hint, max_bytes, (tls, credentials))
+        return parse_document(text, source, source)
     if untrusted_hint is not None:
         raise ConfigError(
             "A document path taken from data was refused: it would read a file of this machine.", hint=untrusted_hint
@@ -102,7 +105,13 @@ async def load_document(
     return parse_document(content.decode("utf-8", errors="replace"), repr(source))
 
 
-async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes: int) -> str:
+async def _fetch(
+    url: str,
+    timeout: float,
+    untrusted_hint: str | None,
+    max_bytes: int,
+    tls: tuple[TlsSettings, CredentialLookup | None],
+) -> str:
     import httpx2
 
     from knime_mcp.errors import translate_errors
@@ -114,7 +123,10 @@ async def _fetch(url: str, timeout: float, untrusted_hint: str | None, max_bytes
     pool = HttpPool()
     try:
         with translate_errors(shown):
-            async with pool.client(timeout=httpx2.Timeout(timeout), pin=pin) as client:
+            borrowed = pool.client(
+                timeout=httpx2.Timeout(timeout), pin=pin, tls=tls[0], credentials=tls[1], server=shown
+            )
+            async with borrowed as client:
                 accept = {"Accept": "application/json, application/yaml"}
                 async with client.stream("GET", url, headers=accept) as response:
                     too_large = partial(_too_large, shown, max_bytes)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from knime_mcp.config import DEFAULT_TIMEOUTS, AuthRef, ServerSpec, Timeouts
+from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, AuthRef, ServerSpec, Timeouts, TlsSettings
 from knime_mcp.errors import ConfigError
 from knime_mcp.http.annotations import ANNOTATIONS_EXTENSION, method_annotations
 from knime_mcp.http.document import OpenApiDocument
@@ -58,9 +58,11 @@ def openapi_tools(
     base_url: str | None = None,
     auth: AuthRef | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    tls: TlsSettings = DEFAULT_TLS,
 ) -> list[MCPTool]:
     """One tool per operation, in the document's order; names as the document gives them (shaping sanitises). The
-    servers are not sealed: :func:`knime_mcp.http.origins.judge_servers` decides which may be."""
+    servers are not sealed: :func:`knime_mcp.http.origins.judge_servers` decides which may be. ``tls``: the API's
+    TLS settings, which a person set (a document cannot ask for any)."""
     data = document.data
     schemas = DocumentSchemas(data)
     title = str((data.get("info") or {}).get("title") or "") or None
@@ -68,7 +70,7 @@ def openapi_tools(
 
     def server(url: str) -> ServerSpec:
         if url not in servers:
-            servers[url] = ServerSpec(target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts)
+            servers[url] = ServerSpec(target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts, tls=tls)
         return servers[url]
 
     tools = []

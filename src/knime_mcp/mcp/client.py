@@ -15,7 +15,7 @@ This module is the face: what the server offers and what it answers, as this pro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from anyio.abc import TaskGroup
 from knime_mcp.auth import ServerOAuth
 from knime_mcp.config import CredentialLookup, Handshake, ServerSpec
 from knime_mcp.errors import McpToolError, ToolCallError, ToolTimeoutError, scrub
+from knime_mcp.mcp.deadline import CallDeadline
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.pages import list_all
 from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt, check_arguments, prompt_refused
@@ -34,6 +35,7 @@ from knime_mcp.mcp.request_sender import RequestSender
 from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests
 from knime_mcp.mcp.session_keeper import LiveSession, MismatchedResult, SessionKeeper
+from knime_mcp.mcp.tasks import run_task, runs_as_task, task_calls_offered
 from knime_mcp.mcp.tool_listing import ListedTools, listed_tools
 from knime_mcp.mcp.transports import ConcreteTransport
 from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
@@ -41,7 +43,7 @@ from knime_mcp.net.http_pool import HttpPool
 from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.results import ToolResult
-from knime_mcp.tools.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool, TaskSupport
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 
@@ -238,41 +240,58 @@ class McpClient:
         timeout: float | None = None,
         repeatable: bool = False,
         progress: CallProgress | None = None,
+        task_support: TaskSupport = "forbidden",
+        tasks: bool = False,
     ) -> ToolResult:
         """Call one tool; calls beyond the concurrency limit wait for a free slot.
 
         ``repeatable``: the tool is read-only or idempotent, so a call cut off by a lost session may be resent.
-        ``progress`` hears the call's progress notifications. A call during which the client declined to fill in a
-        form for the server is a :class:`ToolCallError`: the server's answer after a decline reads like a success.
-        MCP does not say which call a form belongs to, so every call in flight on the session then fails.
+        ``progress`` hears the call's progress notifications (and a task's status messages), each of which restarts
+        the call timeout up to the longest call (:class:`~knime_mcp.mcp.deadline.CallDeadline`). ``task_support``:
+        the tool's ``execution.taskSupport``; it runs as an MCP task (:mod:`knime_mcp.mcp.tasks`) when required, or
+        when allowed and ``tasks`` is on. A call during which the client declined to fill in a form for the server
+        is a :class:`ToolCallError`: the server's answer after a decline reads like a success. MCP does not say
+        which call a form belongs to, so every call in flight on the session then fails.
         """
-        seconds = timeout or self.spec.timeouts.call
         arguments = dict(arguments or {})
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            assert progress is not None
-            progress(done, total, message and scrub(message, self._keeper.secrets))
+        def report(done: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                progress(done, total, message and scrub(message, self._keeper.secrets))
 
-        def timed_out(diagnostics: Diagnostics) -> McpToolError:
+        def timed_out(deadline: CallDeadline, diagnostics: Diagnostics) -> McpToolError:
             return ToolTimeoutError(
-                f"Tool {tool_name!r} did not answer within {seconds:g} s; the call was cancelled.",
+                f"Tool {tool_name!r} did not answer {deadline.describe()}; the call was cancelled.",
                 server=self.server,
                 hint=diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
             )
 
         async def call(session: LiveSession) -> ToolResult:
             declined = len(session.requests.declined)
-            send = partial(
-                session.client.call_tool,
-                tool_name,
-                arguments,
-                read_timeout_seconds=seconds,
-                progress_callback=on_progress if progress else None,
-            )
+            deadline = CallDeadline(self.spec.timeouts, timeout)
+            as_task = self._as_task(session, tool_name, task_support, tasks)
+            send = self._task_sender(session, tool_name, arguments, deadline, report) if as_task else None
+            if send is None:
+
+                async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                    deadline.extend()
+                    report(done, total, message)
+
+                send = partial(
+                    session.client.call_tool,
+                    tool_name,
+                    arguments,
+                    read_timeout_seconds=deadline.longest,
+                    progress_callback=on_progress if progress or deadline.extends else None,
+                )
             try:
-                result = await self._sender.ask(session, send, timed_out=timed_out)
+                with deadline.scope if as_task or deadline.extends else nullcontext():
+                    result = await self._sender.ask(session, send, timed_out=partial(timed_out, deadline))
             except MismatchedResult as exc:
                 return ToolResult.from_sdk(exc.result, mismatch=exc.reason)
+            if deadline.expired:
+                self._keeper.calls_cancelled = True
+                raise timed_out(deadline, session.diagnostics)
             if reasons := session.requests.declined[declined:]:
                 raise _declined_error(tool_name, reasons, self.server)
             return ToolResult.from_sdk(result)
@@ -286,6 +305,48 @@ class McpClient:
         finally:
             self._limiter.release()
         return result.masked(self._keeper.secrets)
+
+    def _as_task(self, session: LiveSession, tool_name: str, support: TaskSupport, tasks: bool) -> bool:
+        """Whether this call runs as a task; a tool that requires one on a server that offers none is refused."""
+        if not runs_as_task(support, tasks):
+            return False
+        if task_calls_offered(session.client.session):
+            return True
+        if support == "optional":
+            return False
+        raise ToolCallError(
+            f"Tool {tool_name!r} runs only as an MCP task, but the server does not offer task calls "
+            "(capability tasks.requests.tools.call).",
+            server=self.server,
+            hint="Leave this tool out, or ask the server's maintainers why it lists a task tool without tasks.",
+        )
+
+    def _task_sender(
+        self,
+        session: LiveSession,
+        tool_name: str,
+        arguments: dict[str, Any],
+        deadline: CallDeadline,
+        report: CallProgress,
+    ) -> Callable[..., Any]:
+        """The task call (``send(meta=…)``): each new status restarts the deadline and is reported as progress."""
+        statuses = 0
+
+        async def status(message: str) -> None:
+            nonlocal statuses
+            statuses += 1
+            report(statuses, None, message)
+
+        return partial(
+            run_task,
+            session.client.session,
+            tool_name,
+            arguments,
+            timeout=deadline.seconds,
+            server=self.server,
+            on_status=deadline.extend,
+            report=status,
+        )
 
     async def _acquire_slot(self) -> None:
         """A free slot is taken without a trip through the event loop (``async with`` on the limiter always

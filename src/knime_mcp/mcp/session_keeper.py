@@ -246,7 +246,7 @@ class SessionKeeper:
                 hint="Use a bearer token, a header or basic authentication.",
             )
         headers = resolve_headers(self.spec, self._credentials)
-        env = resolve_env(self.spec)
+        env = resolve_env(self.spec, self._credentials)
         diagnostics = Diagnostics()
         try:
             with anyio.fail_after(self.spec.timeouts.connect) as handshake:
@@ -287,6 +287,7 @@ class SessionKeeper:
             diagnostics=diagnostics,
             pin=self._pin,
             auth=self._auth(),
+            credentials=self._credentials,
         )
         requests = self._requests.session(self.spec, lambda text: scrub(text, self.secrets))
         try:

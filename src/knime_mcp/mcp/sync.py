@@ -28,7 +28,7 @@ from knime_mcp.mcp.client import McpClient
 from knime_mcp.mcp.prompts import MCPPrompt, RenderedPrompt
 from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent
 from knime_mcp.tools.results import ToolResult
-from knime_mcp.tools.tool import MCPTool
+from knime_mcp.tools.tool import MCPTool, TaskSupport
 
 __all__ = ["CallerThread", "ProgressCallback", "SyncMcpClient", "run_sync"]
 
@@ -205,9 +205,17 @@ class SyncMcpClient(AbstractContextManager["SyncMcpClient"]):
         return self._call(self._client.list_tools)
 
     def call_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        task_support: TaskSupport = "forbidden",
+        tasks: bool = False,
     ) -> ToolResult:
-        return self._call(self._client.call_tool, tool_name, arguments, timeout=timeout)
+        """:meth:`McpClient.call_tool`; a listed tool's ``task_support`` makes it run as an MCP task."""
+        call = self._client.call_tool
+        return self._call(call, tool_name, arguments, timeout=timeout, task_support=task_support, tasks=tasks)
 
     def list_resources(self) -> list[MCPResource]:
         return self._call(self._client.list_resources)

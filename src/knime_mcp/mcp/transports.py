@@ -25,7 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from knime_mcp.config import ServerSpec, resolve_target
+from knime_mcp.config import CredentialLookup, ServerSpec, resolve_target
 from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.legacy_sse import bounded_events, ending_on_refusal
@@ -80,6 +80,8 @@ def _session_client(
     pool: HttpPool,
     diagnostics: Diagnostics,
     pin: PinnedHost | None,
+    spec: ServerSpec,
+    credentials: CredentialLookup | None,
     headers: dict[str, str] | None = None,
     timeout: httpx2.Timeout | None = None,
     auth: httpx2.Auth | None = None,
@@ -91,7 +93,7 @@ def _session_client(
         diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
 
     hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
-    transport = pool.transport(pin, watch)
+    transport = pool.transport(pin, watch, tls=spec.tls, credentials=credentials, server=spec.display_name)
     return _ReportingClient(
         diagnostics, event_hooks=hooks, headers=headers, timeout=timeout, auth=auth, transport=transport
     )
@@ -113,10 +115,12 @@ async def open_transport(
     diagnostics: Diagnostics,
     pin: PinnedHost | None = None,
     auth: httpx2.Auth | None = None,
+    credentials: CredentialLookup | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Open one concrete transport to the server; resolved secrets arrive as arguments and are never stored.
     ``pin``: the checked address of a server from data, which every HTTP request goes to; ``auth``: the OAuth
-    provider (:mod:`knime_mcp.auth`) that authorizes every HTTP request."""
+    provider (:mod:`knime_mcp.auth`) that authorizes every HTTP request; ``credentials``: for the passphrase of the
+    server's client key (:mod:`knime_mcp.net.tls`)."""
     mask_library_logs()
     match kind:
         case "stdio":
@@ -131,7 +135,7 @@ async def open_transport(
         case "streamable-http":
             async with (
                 _session_client(
-                    pool, diagnostics, pin, headers=headers, timeout=_http_timeout(spec), auth=auth
+                    pool, diagnostics, pin, spec, credentials, headers=headers, timeout=_http_timeout(spec), auth=auth
                 ) as http,
                 streamable_http_client(
                     resolve_target(spec), http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
@@ -145,7 +149,7 @@ async def open_transport(
                 timeout=spec.timeouts.connect,
                 sse_read_timeout=_SSE_IDLE_SECONDS,
                 auth=auth,
-                httpx_client_factory=partial(_session_client, pool, diagnostics, pin),
+                httpx_client_factory=partial(_session_client, pool, diagnostics, pin, spec, credentials),
             ) as streams:
                 diagnostics.end_on_refusal = ending_on_refusal(streams)
                 yield watch_streams(streams, diagnostics)

@@ -2,18 +2,23 @@
 
 Creating an HTTP client with its own TLS context costs tens of milliseconds, a client over a shared transport costs
 microseconds, so every MCP session (:mod:`knime_mcp.mcp.transports`), HTTP tool call (:mod:`knime_mcp.http.call`)
-and document read borrows the pool of its run. Below both: it knows HTTP, not MCP or OpenAPI.
+and document read borrows the pool of its run. A server with TLS settings of its own (:mod:`knime_mcp.net.tls`) gets
+a transport per distinct setting; every server with the default ones shares one. Below both: it knows HTTP, not MCP
+or OpenAPI.
 """
 
 from __future__ import annotations
 
 import codecs
+import ssl
 import urllib.request
 from collections.abc import Callable
 
 import httpx2
 
+from knime_mcp.config import DEFAULT_TLS, CredentialLookup, TlsSettings
 from knime_mcp.net.library_logs import mask_library_logs
+from knime_mcp.net.tls import ssl_context
 from knime_mcp.net.urlguard import PinnedHost
 
 __all__ = ["MAX_MESSAGE_BYTES", "HttpPool", "ResponseWatch", "read_bounded", "text_encoding"]
@@ -57,13 +62,20 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
     keeps a session's requests on the endpoint's origin, so no request is for another host.
     """
 
-    def __init__(self, pool: HttpPool, pin: PinnedHost | None = None, on_response: ResponseWatch | None = None) -> None:
+    def __init__(
+        self,
+        pool: HttpPool,
+        pin: PinnedHost | None = None,
+        on_response: ResponseWatch | None = None,
+        tls: TlsSettings = DEFAULT_TLS,
+    ) -> None:
         self._pool = pool
         self._pin = pin
         self._on_response = on_response
+        self._tls = tls
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        transport = self._pool.route(request.url)
+        transport = self._pool.route(request.url, self._tls)
         if self._pin is not None:
             request.url = request.url.copy_with(host=self._pin.address)
             request.extensions = {**request.extensions, "sni_hostname": self._pin.host}
@@ -77,7 +89,8 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
 
 
 class HttpPool:
-    """One connection pool for every HTTP session of a run, and one per proxy in use; whoever creates it closes it.
+    """One connection pool for every HTTP session of a run, and one per proxy and per TLS setting in use; whoever
+    creates it closes it.
 
     A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
     :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system proxy
@@ -86,26 +99,39 @@ class HttpPool:
 
     def __init__(self) -> None:
         mask_library_logs()  # httpx logs every request's URL, an API key in the query included
-        self._direct = httpx2.AsyncHTTPTransport()
         self._proxy_settings = urllib.request.getproxies()
-        self._proxied: dict[str, httpx2.AsyncHTTPTransport] = {}
+        self._contexts: dict[TlsSettings, ssl.SSLContext] = {DEFAULT_TLS: ssl_context(DEFAULT_TLS, None, "")}
+        self._transports: dict[tuple[str | None, TlsSettings], httpx2.AsyncHTTPTransport] = {}
 
-    def route(self, url: httpx2.URL) -> httpx2.AsyncBaseTransport:
-        """The transport for a request to ``url``: direct, or through the proxy the settings name for it."""
+    def route(self, url: httpx2.URL, tls: TlsSettings = DEFAULT_TLS) -> httpx2.AsyncBaseTransport:
+        """The transport for a request to ``url`` under ``tls`` (whose context :meth:`transport` built): direct, or
+        through the proxy the settings name for it."""
         proxy = self._proxy_settings.get(url.scheme) or self._proxy_settings.get("all")
         if not proxy or urllib.request.proxy_bypass_environment(url.host, self._proxy_settings):
-            return self._direct
-        proxy = proxy if "://" in proxy else f"http://{proxy}"
-        if proxy not in self._proxied:
-            self._proxied[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
-        return self._proxied[proxy]
+            proxy = None
+        elif "://" not in proxy:
+            proxy = f"http://{proxy}"
+        if (transport := self._transports.get((proxy, tls))) is None:
+            transport = self._transports[proxy, tls] = httpx2.AsyncHTTPTransport(
+                verify=self._contexts[tls], proxy=proxy
+            )
+        return transport
 
     def transport(
-        self, pin: PinnedHost | None = None, on_response: ResponseWatch | None = None
+        self,
+        pin: PinnedHost | None = None,
+        on_response: ResponseWatch | None = None,
+        *,
+        tls: TlsSettings = DEFAULT_TLS,
+        credentials: CredentialLookup | None = None,
+        server: str = "",
     ) -> httpx2.AsyncBaseTransport:
         """A transport over the shared pool for a client of one's own making; ``pin``: see :class:`_BorrowedTransport`,
-        ``on_response``: told of each response before its body is read."""
-        return _BorrowedTransport(self, pin, on_response)
+        ``on_response``: told of each response before its body is read; ``tls``: the server's settings, whose context
+        is built now (a missing file or wrong passphrase fails here, naming ``server``), once per run."""
+        if tls not in self._contexts:
+            self._contexts[tls] = ssl_context(tls, credentials, server)
+        return _BorrowedTransport(self, pin, on_response, tls)
 
     def client(
         self,
@@ -114,10 +140,14 @@ class HttpPool:
         auth: httpx2.Auth | None = None,
         *,
         pin: PinnedHost | None = None,
+        tls: TlsSettings = DEFAULT_TLS,
+        credentials: CredentialLookup | None = None,
+        server: str = "",
     ) -> httpx2.AsyncClient:
-        """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape)."""
-        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=self.transport(pin))
+        """A cheap client over the shared pool (the SDK's ``McpHttpClientFactory`` shape); see :meth:`transport`."""
+        transport = self.transport(pin, tls=tls, credentials=credentials, server=server)
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=transport)
 
     async def aclose(self) -> None:
-        for transport in (self._direct, *self._proxied.values()):
+        for transport in self._transports.values():
             await transport.aclose()

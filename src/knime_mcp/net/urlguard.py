@@ -56,6 +56,12 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
             server=spec.display_name,
             hint=hint,
         )
+    if changed := _tls_asked(spec):
+        raise ConfigError(
+            f"A server taken from data was refused: it {changed}, which only a person may set for a server.",
+            server=spec.display_name,
+            hint=hint,
+        )
     if wanted := _secrets_asked(spec):
         raise ConfigError(
             f"A server taken from data was refused: it asks for {wanted[0]}, and secrets of this machine are sent "
@@ -64,6 +70,19 @@ async def check_server(spec: ServerSpec, *, hint: str) -> PinnedHost:
             hint=hint,
         )
     return await check_url(spec.target, hint=hint)
+
+
+def _tls_asked(spec: ServerSpec) -> str | None:
+    """What of this machine's TLS setup connecting to ``spec`` would change or use, in words: certificate checks
+    off, its client certificate (its identity) or one of its files."""
+    tls = spec.tls
+    if not tls.verify:
+        return "turns certificate checks off"
+    if tls.client_cert:
+        return "shows a client certificate of this machine"
+    if tls.ca_bundle:
+        return "reads a CA bundle file of this machine"
+    return None
 
 
 def _secrets_asked(spec: ServerSpec) -> list[str]:

@@ -12,7 +12,6 @@ The destructive-tool rule follows the MCP specification's defaults for a tool th
 false, ``destructiveHint`` true). A tool with no behaviour hint at all (most FastMCP and ``mcp`` 1.x servers) counts
 as destructive in the specification too, but blocking it would leave such servers without a usable tool; so by
 default it is allowed and named in :attr:`ToolOffer.unannotated`, and ``unannotated_destructive=True`` blocks it.
-A tool that can only run as an MCP task is never offered or called (:func:`task_refusal`), whatever the policy.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.tools.names import compile_name_pattern
 from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "task_refusal", "unannotated_note"]
+__all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "unannotated_note"]
 
 DestructiveMode = Literal["allow", "block", "read_only"]
 """``allow``: any tool; ``block``: no tool the annotations call destructive; ``read_only``: only read-only tools."""
@@ -135,7 +134,7 @@ class ToolPolicy:
         offered: list[MCPTool] = []
         left_out: list[str] = []
         for tool in tools:
-            reason = task_refusal(tool) or self.check(tool)
+            reason = self.check(tool)
             if reason is None:
                 offered.append(tool)
             elif len(servers[tool.name]) > 1:
@@ -187,14 +186,4 @@ def unannotated_note(names: Iterable[str]) -> str:
     return (
         f"Offered without MCP annotations, so not known to be safe: {listed}; switch on 'Treat unannotated tools as "
         "destructive' (CLI: --unannotated-destructive) to block them"
-    )
-
-
-def task_refusal(tool: MCPTool) -> str | None:
-    """Why ``tool`` cannot be called here (it runs only as an MCP task), in words for the model; else None."""
-    if not tool.task_required:
-        return None
-    return (
-        f"tool {tool.name!r} can only run as an MCP task (execution.taskSupport 'required'), which knime-mcp does not "
-        "support yet"
     )

@@ -20,7 +20,6 @@ from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.tool_cells import TableReader, ToolWriter, server_to_table
 
 __all__ = [
-    "TASK_REQUIRED_NOTE",
     "MCPTool",
     "TaskSupport",
     "ToolAnnotations",
@@ -32,11 +31,6 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 """A tool's ``execution.taskSupport``: whether it may, or must, run as an MCP task; absent means ``forbidden``."""
 
 _TASK_SUPPORTS = frozenset(get_args(TaskSupport))
-
-TASK_REQUIRED_NOTE = (
-    "runs only as an MCP task (execution.taskSupport 'required'), which knime-mcp cannot run yet: the agent does not "
-    "offer it and calls of it are refused"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,7 +131,7 @@ class MCPTool:
 
     @property
     def task_required(self) -> bool:
-        """A tool that can only run as an MCP task, which this client cannot run yet."""
+        """A tool that can only run as an MCP task (:mod:`knime_mcp.mcp.tasks`), which KNIME's own Tool type cannot."""
         return self.task_support == "required"
 
     def __hash__(self) -> int:
@@ -158,7 +152,6 @@ class MCPTool:
                 "output_schema": tool.output_schema,
                 "annotations": ToolAnnotations.from_sdk(tool.annotations),
                 "server": server,
-                "notes": (TASK_REQUIRED_NOTE,) if task_support == "required" else (),
                 "task_support": task_support,
                 "http": None,
             }

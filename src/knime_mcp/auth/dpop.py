@@ -1,0 +1,195 @@
+"""DPoP (RFC 9449): access tokens bound to a key the client holds, so a token that leaks is no use without the key.
+
+Where the authorization server's metadata lists ES256 in ``dpop_signing_alg_values_supported`` (and the setting does
+not switch it off), every token request (grant and refresh) carries a proof signed by a P-256 key; the tokens the
+server then binds to that key (``token_type: DPoP``) go to the MCP server as ``Authorization: DPoP <token>`` with a
+fresh proof per request (``htm``, ``htu``, ``iat``, ``jti``, ``ath``). A server that asks for a nonce
+(``use_dpop_nonce``: the authorization server's 400, the MCP server's 401) gets the request again, once, with the
+nonce it gave. The key is made for the sign-in and kept beside its tokens (:class:`~knime_mcp.auth.store.TokenStore`),
+so a later run can use or refresh them; it never leaves the machine.
+
+:class:`DPoPFlow` sits between :class:`~knime_mcp.auth.guard.GuardedFlow` and the SDK's provider class, so it sees
+each request of the SDK's flow and each answer after the guard has read it within its limit.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import AsyncGenerator
+from typing import Any
+from urllib.parse import parse_qsl
+
+import httpx2
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider
+
+from knime_mcp.auth.guard import GuardedFlow
+from knime_mcp.auth.store import TokenStore
+
+__all__ = ["DPOP_ALGORITHM", "DPoPFlow", "DPoPKey", "OAuthFlow"]
+
+DPOP_ALGORITHM = "ES256"
+_NONCE_HEADER = "DPoP-Nonce"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class DPoPKey:
+    """A P-256 key that signs DPoP proofs; its public half travels in each proof's header."""
+
+    def __init__(self, pem: str | None = None) -> None:
+        key = serialization.load_pem_private_key(pem.encode(), password=None) if pem else None
+        self._key = key if isinstance(key, ec.EllipticCurvePrivateKey) else ec.generate_private_key(ec.SECP256R1())
+        numbers = self._key.public_key().public_numbers()
+        self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64(numbers.x.to_bytes(32, "big")),
+                    "y": _b64(numbers.y.to_bytes(32, "big"))}  # fmt: skip
+
+    @property
+    def pem(self) -> str:
+        encoding, pkcs8 = serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8
+        return self._key.private_bytes(encoding, pkcs8, serialization.NoEncryption()).decode()
+
+    def proof(self, request: httpx2.Request, *, nonce: str | None = None, access_token: str | None = None) -> str:
+        """A proof for ``request`` (RFC 9449 §4.2): its method and URL without query and fragment."""
+        url = request.url.copy_with(query=None, fragment=None)
+        claims: dict[str, Any] = {"jti": str(uuid.uuid4()), "htm": request.method, "htu": str(url)}
+        claims["iat"] = int(time.time())
+        if nonce is not None:
+            claims["nonce"] = nonce
+        if access_token is not None:
+            claims["ath"] = _b64(hashlib.sha256(access_token.encode()).digest())
+        headers = {"typ": "dpop+jwt", "jwk": self.jwk}
+        return jwt.encode(claims, self._key, algorithm=DPOP_ALGORITHM, headers=headers)
+
+
+class DPoPFlow(OAuthClientProvider):
+    """The SDK's OAuth flow with DPoP where the authorization server offers it; :meth:`use_dpop` says whether the
+    setting allows it and where the key is kept."""
+
+    _dpop_allowed: bool = False
+    _dpop_store: TokenStore | None = None
+    _dpop_key: DPoPKey | None = None
+    _dpop_bound: bool = False
+    _dpop_offered: bool = False
+    _nonces: dict[str, str]
+    """The last nonce each server (by origin) gave."""
+
+    def use_dpop(self, *, allowed: bool, store: TokenStore) -> None:
+        """``allowed``: the setting (auto: True); tokens an earlier run bound with DPoP go on with its key."""
+        self._dpop_allowed, self._dpop_store, self._nonces = allowed, store, {}
+        if allowed and (kept := store.dpop_key()):
+            self._dpop_key, self._dpop_bound = DPoPKey(kept), True
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                proven = self._prove(outgoing, resource=outgoing is request)
+                response = yield outgoing
+                if proven and self._asks_for_nonce(response, resource=outgoing is request):
+                    again = outgoing if outgoing is request else await self._token_request_again(outgoing)
+                    self._prove(again, resource=outgoing is request)
+                    response = yield again
+                if proven and outgoing is not request:
+                    self._note_token_type(response)
+                elif _is_server_metadata(outgoing) and response.status_code == 200:
+                    offered = _json(response).get("dpop_signing_alg_values_supported")
+                    self._dpop_offered = isinstance(offered, list) and DPOP_ALGORITHM in offered
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    def _offered(self) -> bool:
+        """Whether token requests carry proofs: where the setting allows it, the metadata offers it (the SDK's
+        model drops that field, so it is read here) or the tokens held are bound already."""
+        return self._dpop_allowed and (self._dpop_offered or self._dpop_bound)
+
+    def _prove(self, request: httpx2.Request, *, resource: bool) -> bool:
+        """Add a proof to a token request, or present a bound token with one; whether it did."""
+        nonce = self._nonces.get(_origin(request.url))
+        if resource:
+            scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+            if not (self._dpop_bound and self._dpop_key and scheme in ("Bearer", "DPoP") and token):
+                return False
+            request.headers["Authorization"] = f"DPoP {token}"
+            request.headers["DPoP"] = self._dpop_key.proof(request, nonce=nonce, access_token=token)
+            return True
+        if not (_is_token_request(request) and self._offered()):
+            return False
+        if self._dpop_key is None:
+            self._dpop_key = DPoPKey()
+        request.headers["DPoP"] = self._dpop_key.proof(request, nonce=nonce)
+        return True
+
+    async def _token_request_again(self, request: httpx2.Request) -> httpx2.Request:
+        """The token request anew, for a second try: a client assertion may be used once only, so it is made anew."""
+        form = dict(parse_qsl(request.content.decode()))
+        if "client_assertion" in form and isinstance(self, PrivateKeyJWTOAuthProvider):
+            await self._add_client_authentication_jwt(token_data=form)
+        headers = {name: value for name, value in request.headers.items() if name.lower() != "content-length"}
+        return httpx2.Request(request.method, request.url, data=form, headers=headers)
+
+    def _asks_for_nonce(self, response: httpx2.Response, *, resource: bool) -> bool:
+        """Remember a nonce the server gives; whether it refused the request for want of one (RFC 9449 §8, §9)."""
+        nonce = response.headers.get(_NONCE_HEADER)
+        if not nonce:
+            return False
+        self._nonces[_origin(response.request.url)] = nonce
+        if resource:
+            challenge = response.headers.get("WWW-Authenticate", "")
+            return response.status_code == 401 and challenge.startswith("DPoP") and "use_dpop_nonce" in challenge
+        return response.status_code == 400 and _json(response).get("error") == "use_dpop_nonce"
+
+    def _note_token_type(self, response: httpx2.Response) -> None:
+        """A token answer says whether the tokens are bound; the SDK takes Bearer tokens only, so a DPoP one is
+        handed on as such, and its key kept beside it."""
+        body = _json(response)
+        if response.status_code != 200 or "access_token" not in body:
+            return
+        self._dpop_bound = str(body.get("token_type", "")).lower() == "dpop"
+        if self._dpop_bound:
+            response._content = json.dumps({**body, "token_type": "Bearer"}).encode()
+        if self._dpop_store is not None and self._dpop_key is not None:
+            self._dpop_store.keep_dpop_key(self._dpop_key.pem if self._dpop_bound else None)
+
+
+class OAuthFlow(GuardedFlow, DPoPFlow):
+    """The SDK's OAuth flow as knime-mcp runs it: guarded (:mod:`knime_mcp.auth.guard`), with DPoP where offered;
+    each grant's provider takes it before the SDK's provider class."""
+
+
+def _is_server_metadata(request: httpx2.Request) -> bool:
+    """An authorization server's metadata request (RFC 8414, OpenID Connect discovery)."""
+    path = request.url.path
+    return request.method == "GET" and (
+        "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path
+    )
+
+
+def _is_token_request(request: httpx2.Request) -> bool:
+    form = request.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded")
+    return request.method == "POST" and form and b"grant_type=" in request.content
+
+
+def _origin(url: httpx2.URL) -> str:
+    return f"{url.scheme}://{url.netloc.decode()}"
+
+
+def _json(response: httpx2.Response) -> dict[str, Any]:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}

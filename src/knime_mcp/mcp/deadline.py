@@ -1,0 +1,49 @@
+"""A call timeout that progress restarts: *Longest call while progress is reported*.
+
+The SDK's ``read_timeout_seconds`` is fixed when a request is sent, so a tool that keeps saying "still working" is
+cut off like one that hangs. :class:`CallDeadline` is an anyio cancel scope around the whole call whose deadline moves
+on each progress notification or new task status, up to :attr:`Timeouts.progress_max`. Cancelling the scope abandons the
+SDK's request, which then sends ``notifications/cancelled`` to the server as a plain timeout does.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from knime_mcp.config import Timeouts
+
+__all__ = ["CallDeadline"]
+
+
+class CallDeadline:
+    """The deadline of one call: ``timeouts.call`` from the start or from the last progress, at most
+    ``timeouts.progress_max`` from the start."""
+
+    def __init__(self, timeouts: Timeouts, call: float | None = None) -> None:
+        """``call``: a per-run call timeout that overrides the server's."""
+        self.seconds = call or timeouts.call
+        self.longest = max(self.seconds, timeouts.progress_max or 0.0)
+        self._start = anyio.current_time()
+        self.scope = anyio.CancelScope(deadline=self._start + self.seconds)
+
+    @property
+    def extends(self) -> bool:
+        """Whether progress can move the deadline at all."""
+        return self.longest > self.seconds
+
+    def extend(self) -> None:
+        """Progress was reported: restart the call timeout, within the longest call."""
+        if self.extends:
+            now = anyio.current_time()
+            self.scope.deadline = min(now + self.seconds, self._start + self.longest)
+
+    @property
+    def expired(self) -> bool:
+        """Whether the scope cut the call off (its deadline passed)."""
+        return self.scope.cancelled_caught
+
+    def describe(self) -> str:
+        """The limit in words, for the timeout error."""
+        if self.extends:
+            return f"within {self.seconds:g} s of its last progress report (at most {self.longest:g} s in all)"
+        return f"within {self.seconds:g} s"

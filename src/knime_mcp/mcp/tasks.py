@@ -1,0 +1,162 @@
+"""Tool calls that run as MCP tasks (protocol 2025-11-25, ``execution.taskSupport``): create, poll, fetch, cancel.
+
+A tool with taskSupport ``required`` always runs as a task, an ``optional`` one when the run asks for tasks (*Run
+long tools as tasks*) and the server offers task-augmented ``tools/call``. The task is polled with ``tasks/get`` at
+the server's poll interval, backing off up to :data:`MAX_POLL_SECONDS`; each new status message goes to the call's
+progress; ``input_required`` and ``completed`` fetch ``tasks/result``, which the server answers once the task ends
+(while it waits, the forms and sampling it asks for arrive as ordinary server requests and the run's policy answers
+them). A task cut off (timeout, KNIME cancel, Ctrl-C, agent stop) is cancelled on the server with ``tasks/cancel``.
+
+mcp 2.3.0 has the task types but leaves tasks out of its per-version result table, so the typed ``send_request``
+checks a ``tools/call`` answer against CallToolResult and refuses the CreateTaskResult. That one request is sent
+through the session's own dispatcher, with the SDK's request model and its stamp (the protocol-version header);
+every other task request goes through ``send_request``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp.client.session import ClientSession
+
+from knime_mcp.errors import ToolCallError
+from knime_mcp.tools.tool import TaskSupport
+
+__all__ = ["MAX_POLL_SECONDS", "StatusReport", "runs_as_task", "run_task", "task_calls_offered"]
+
+FIRST_POLL_SECONDS = 1.0
+"""The first wait between polls when the server suggests none."""
+
+MAX_POLL_SECONDS = 5.0
+"""Waits between polls grow by half each time the status stays the same, up to this (or a quarter of the call
+timeout, so that a new status is seen in time to extend it): a task of hours is not polled every second, and a
+change is seen within a few seconds."""
+
+CANCEL_SECONDS = 5.0
+"""How long ``tasks/cancel`` may take while the call is being given up (shielded from the cancellation)."""
+
+StatusReport = Callable[[str], Awaitable[None]]
+"""Hears each new status message of a task (already masked by the caller)."""
+
+
+def runs_as_task(support: TaskSupport, tasks_on: bool) -> bool:
+    """Whether a tool is called as a task: always when it requires it, when the run asks when it allows it."""
+    return support == "required" or (support == "optional" and tasks_on)
+
+
+def _tasks(session: ClientSession) -> mcp_types.ServerTasksCapability | None:
+    capabilities = session.server_capabilities
+    return capabilities.tasks if capabilities else None
+
+
+def task_calls_offered(session: ClientSession) -> bool:
+    """Whether the server declared task-augmented tool calls (``tasks.requests.tools.call``)."""
+    tasks = _tasks(session)
+    tools = tasks.requests.tools if tasks and tasks.requests else None
+    return tools is not None and tools.call is not None
+
+
+def _cancel_offered(session: ClientSession) -> bool:
+    tasks = _tasks(session)
+    return tasks is not None and tasks.cancel is not None
+
+
+async def run_task(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    timeout: float,
+    server: str,
+    meta: dict[str, Any] | None,
+    on_status: Callable[[], None],
+    report: StatusReport | None,
+) -> mcp_types.CallToolResult:
+    """Call tool ``name`` as a task and return its result as a plain call's. ``timeout`` bounds each request;
+    the caller's cancel scope bounds the whole task. ``on_status`` hears that the task moved (to extend the call's
+    deadline), ``report`` each new status message."""
+    task = await _create(session, name, arguments, timeout=timeout, meta=meta)
+    try:
+        return await _follow(session, name, task, timeout=timeout, on_status=on_status, report=report, server=server)
+    except BaseException:
+        if _cancel_offered(session):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SECONDS):
+                await _send(session, mcp_types.CancelTaskRequest, task.task_id, mcp_types.CancelTaskResult, timeout)
+        raise
+
+
+async def _create(
+    session: ClientSession, name: str, arguments: dict[str, Any], *, timeout: float, meta: dict[str, Any] | None
+) -> mcp_types.Task:
+    request = mcp_types.CallToolRequest(
+        params=mcp_types.CallToolRequestParams(
+            name=name, arguments=arguments, task=mcp_types.TaskMetadata(), _meta=meta
+        )
+    )
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    options: dict[str, Any] = {"timeout": timeout}
+    session._stamp(data, options)  # type: ignore[arg-type]  # noqa: SLF001 - see the module docstring
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)  # type: ignore[arg-type]  # noqa: SLF001
+    return mcp_types.CreateTaskResult.model_validate(raw, by_name=False).task
+
+
+async def _send(session: ClientSession, kind: type, task_id: str, result: type, timeout: float | None) -> Any:
+    """One of the task requests (``tasks/get``, ``tasks/result``, ``tasks/cancel``) about ``task_id``."""
+    params = kind.model_fields["params"].annotation(task_id=task_id)
+    return await session.send_request(kind(params=params), result, request_read_timeout_seconds=timeout)
+
+
+async def _follow(
+    session: ClientSession,
+    name: str,
+    task: mcp_types.Task,
+    *,
+    timeout: float,
+    on_status: Callable[[], None],
+    report: StatusReport | None,
+    server: str,
+) -> mcp_types.CallToolResult:
+    """Poll ``task`` until it needs input or ends, then fetch its result."""
+    longest_wait = min(MAX_POLL_SECONDS, timeout / 4)
+    wait = _first_wait(task)
+    last: tuple[str, str | None] | None = None
+    while True:
+        if (task.status, task.status_message) != last:
+            if report is not None and task.status_message and task.status_message != (last and last[1]):
+                await report(task.status_message)
+            last = (task.status, task.status_message)
+            on_status()
+            wait = _first_wait(task)
+        else:
+            wait = max(min(wait * 1.5, longest_wait), _first_wait(task))
+        if task.status in ("failed", "cancelled"):
+            raise _ended_error(name, task, server)
+        if task.status in ("completed", "input_required"):
+            return await _send(session, mcp_types.GetTaskPayloadRequest, task.task_id, mcp_types.CallToolResult, None)
+        await anyio.sleep(wait)
+        task = await _send(session, mcp_types.GetTaskRequest, task.task_id, mcp_types.GetTaskResult, timeout)
+
+
+def _first_wait(task: mcp_types.Task) -> float:
+    """The server's poll interval (milliseconds), within sensible bounds."""
+    if task.poll_interval is None:
+        return FIRST_POLL_SECONDS
+    return min(max(task.poll_interval / 1000, 0.05), MAX_POLL_SECONDS)
+
+
+def _ended_error(name: str, task: mcp_types.Task, server: str) -> ToolCallError:
+    said = f": {task.status_message}" if task.status_message else ""
+    if task.status == "cancelled":
+        return ToolCallError(
+            f"The task of tool {name!r} was cancelled on the server{said}.",
+            server=server,
+            hint="Call the tool again; if the server keeps cancelling it, check the server's log.",
+        )
+    return ToolCallError(
+        f"The task of tool {name!r} failed{said}.",
+        server=server,
+        hint="Check the arguments and the server's log, then call the tool again.",
+    )
