@@ -16,16 +16,21 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "AgentConfig",
     "AgentRun",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approver",
     "AuthRef",
     "CallOutcome",
     "CallRecord",
     "CallSummary",
     "CallerOptions",
     "ChatModelConfig",
+    "ChatSession",
     "CircuitBreaker",
     "ClientPool",
     "ConfigError",
     "DataRepository",
+    "Decision",
     "Dispatcher",
     "LocalTool",
     "MCPPrompt",
@@ -45,6 +50,7 @@ __all__ = [
     "ServerRequestPolicy",
     "ServerRequests",
     "ServerSpec",
+    "SessionApprover",
     "SyncMcpClient",
     "Timeouts",
     "TlsSettings",
@@ -61,6 +67,7 @@ __all__ = [
     "is_sealed_here",
     "list_http_tools",
     "list_server_tools",
+    "parse_pasted",
     "run_agent",
     "run_sync",
     "seal_spec",
@@ -77,6 +84,12 @@ _LOCATIONS = {
     "AgentConfig": "agent.loop",
     "AgentRun": "agent.loop",
     "run_agent": "agent.loop",
+    "ApprovalPolicy": "agent.approval",
+    "ApprovalRequest": "agent.approval",
+    "Approver": "agent.approval",
+    "Decision": "agent.approval",
+    "SessionApprover": "agent.approval",
+    "ChatSession": "agent.chat_session",
     "ChatModelConfig": "llm.chat_model",
     "build_chat_model": "llm.chat_model",
     "CircuitBreaker": "net.breaker",
@@ -86,6 +99,7 @@ _LOCATIONS = {
     "TlsSettings": "config",
     "SamplingLimits": "config",
     "ServerRequestPolicy": "config",
+    "parse_pasted": "config",
     "ServerRequests": "mcp.server_requests",
     "ConfigError": "errors",
     "DataRepository": "agent.data",
@@ -126,13 +140,23 @@ _LOCATIONS = {
 }
 
 if TYPE_CHECKING:
+    from knime_mcp.agent.approval import ApprovalPolicy, ApprovalRequest, Approver, Decision, SessionApprover
+    from knime_mcp.agent.chat_session import ChatSession
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
     from knime_mcp.caller.table import CallerOptions, CallSummary, call_table, call_table_sync
     from knime_mcp.calls.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
     from knime_mcp.calls.listing import ToolListing, list_http_tools, list_server_tools
     from knime_mcp.calls.pool import ClientPool
-    from knime_mcp.config import AuthRef, SamplingLimits, ServerRequestPolicy, ServerSpec, Timeouts, TlsSettings
+    from knime_mcp.config import (
+        AuthRef,
+        SamplingLimits,
+        ServerRequestPolicy,
+        ServerSpec,
+        Timeouts,
+        TlsSettings,
+        parse_pasted,
+    )
     from knime_mcp.errors import (
         ConfigError,
         McpToolError,

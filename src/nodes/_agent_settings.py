@@ -88,7 +88,9 @@ def tool_errors_parameter() -> knext.EnumParameter:
 def max_concurrency_parameter() -> knext.IntParameter:
     return knext.IntParameter(
         "Concurrent tool calls",
-        "The most tool calls of one model message that run at the same time.",
+        "The most tool calls of one model message that run at the same time. Calls of a tool that is not annotated "
+        "read-only (or idempotent and not destructive) run one at a time per server, as in the MCP Tool Caller: "
+        "overlapping calls of a server that rewrites one store can lose each other's changes.",
         DEFAULT_MAX_CONCURRENCY,
         min_value=1,
         is_advanced=True,

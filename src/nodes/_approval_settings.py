@@ -10,10 +10,11 @@ from __future__ import annotations
 import knime.extension as knext
 
 from knime_mcp.agent.approval import ApprovalPolicy
+from knime_mcp.agent.config import AgentConfig
 
 __all__ = [
     "approval_policy", "ask_all_parameter", "ask_destructive_parameter", "ask_pattern_parameter",
-    "ask_unannotated_parameter",
+    "ask_unannotated_parameter", "unasked_warning",
 ]  # fmt: skip
 
 _SINCE = "0.5.0"
@@ -65,3 +66,14 @@ def approval_policy(*, destructive: bool, unannotated: bool, pattern: str, every
     return ApprovalPolicy(
         destructive=destructive, unannotated=unannotated, pattern=pattern or None, everything=everything
     )
+
+
+def unasked_warning(ctx: knext.ConfigurationContext, config: AgentConfig) -> None:
+    """Warn at configure when *Ask before calling destructive tools* can ask nothing, because the policy never offers
+    destructive tools; the policy stays as saved, so the warning names the setting to change."""
+    if config.asks_about_blocked_destructive:
+        ctx.set_warning(
+            "'Ask before calling destructive tools' is on, but 'Destructive tools' blocks destructive tools, so they "
+            "are never offered and nobody is asked: set 'Destructive tools' to 'Allow all' to offer them with a "
+            "question first, or switch 'Ask before calling destructive tools' off"
+        )

@@ -23,7 +23,7 @@ from nodes._settings import (
     untrusted_address_hint,
     untrusted_hint,
 )
-from nodes._tls_settings import warn_if_insecure
+from nodes._tls_settings import TlsGroup, tls_settings, warn_if_insecure
 
 if TYPE_CHECKING:
     from knime_mcp.calls.rows import OnError
@@ -82,12 +82,18 @@ def server_connection(
     return spec, _connection(ctx, [spec], auth, untrusted_address_hint(ctx, server), logger)
 
 
-def pasted_servers(text: str, timeouts: TimeoutSettings, key: str | None = None) -> dict[str, ServerSpec]:
-    """The servers of a pasted MCP configuration by their keys, with the node's timeouts; only the one ``key``
-    names unless it is None ("": the only one). Raises the parser's ConfigError for a malformed configuration or
-    one that holds a secret, and a ConfigError listing the keys when ``key`` picks none."""
-    limits = timeout_limits(timeouts)
-    specs = {name: replace(spec, timeouts=limits) for name, spec in parse_pasted(text).items()}
+def pasted_servers(
+    text: str, timeouts: TimeoutSettings, tls: TlsGroup, key: str | None = None
+) -> dict[str, ServerSpec]:
+    """The servers of a pasted MCP configuration by their keys, with the node's timeouts, and its TLS settings for
+    the https ones (a person set both); only the one ``key`` names unless it is None ("": the only one). Raises the
+    parser's ConfigError for a malformed configuration or one that holds a secret, and a ConfigError listing the
+    keys when ``key`` picks none."""
+    limits, secure = timeout_limits(timeouts), tls_settings(tls)
+    specs = {
+        name: replace(spec, timeouts=limits, tls=secure if spec.target.startswith("https://") else spec.tls)
+        for name, spec in parse_pasted(text).items()
+    }
     if key is None or (not key and len(specs) == 1):
         return specs
     if key not in specs:
@@ -112,7 +118,7 @@ def pasted_connection(
     """:func:`server_connection` for the servers of a pasted configuration (those :func:`pasted_servers` picks by
     ``key``), which replaces the server settings: the credentials its ``${input:id}`` names are the workflow's, and a
     configuration set by a flow variable is data, as an address would be. Raises ConfigError."""
-    specs: dict[str | None, ServerSpec] = dict(pasted_servers(text, timeouts, key))
+    specs: dict[str | None, ServerSpec] = dict(pasted_servers(text, timeouts, server.tls, key))
     hint = untrusted_hint(
         ctx, (text,), trusted=server.trust_flow_variable, subject="The pasted configuration",
         switch="Trust a server address from a flow variable",
@@ -144,7 +150,7 @@ def check_servers(
     """The configure-time check of the server settings or the pasted configuration (its servers ``key`` picks, see
     :func:`pasted_servers`), without connecting: raises ConfigError."""
     if pasted.strip():
-        pasted_servers(pasted, timeouts, key)
+        pasted_servers(pasted, timeouts, server.tls, key)
     else:
         server_spec(server, auth, timeouts)
 

@@ -1,4 +1,5 @@
-"""The TLS settings group of the nodes that take a server (inside the server settings) or an API, and its warning.
+"""The TLS settings group of the nodes that take a server (inside the server settings; for a pasted configuration's
+https servers too) or an API, and its warning.
 
 The group holds file paths and a credential *name* only; the client key's passphrase is read at execution time.
 """
@@ -11,11 +12,13 @@ import knime.extension as knext
 
 from knime_mcp.config import ServerSpec, TlsSettings
 from nodes._credentials import credential_names
+from nodes._warnings import add_warning
 
 
 @knext.parameter_group(label="TLS", since_version="0.5.0")
 class TlsGroup:
-    """How an https server's certificate is checked, and the client certificate shown to it."""
+    """How an https server's certificate is checked, and the client certificate shown to it: the server's of these
+    settings, or each https server of a pasted configuration."""
 
     ca_bundle = knext.StringParameter(
         "CA bundle",
@@ -82,6 +85,6 @@ def tls_settings(group: TlsGroup) -> TlsSettings:
 
 
 def warn_if_insecure(ctx: knext.ExecutionContext, specs: Iterable[ServerSpec]) -> None:
-    """Tell the person on the node that a server's certificate is not checked."""
+    """Tell the person on the node that a server's certificate is not checked; the node's later warnings add to it."""
     if names := [spec.display_name for spec in specs if not spec.tls.verify]:
-        ctx.set_warning(f"Certificate verification is skipped for {', '.join(names)}: the connection is not secure.")
+        add_warning(ctx, f"Certificate verification is skipped for {', '.join(names)}: the connection is not secure.")

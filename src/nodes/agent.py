@@ -37,6 +37,7 @@ from nodes._approval_settings import (
     ask_destructive_parameter,
     ask_pattern_parameter,
     ask_unannotated_parameter,
+    unasked_warning,
 )
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import SignInNotice, credential_lookup
@@ -203,6 +204,7 @@ class AgentPrompter:
 
         with knime_errors():
             config = self._config()
+            unasked_warning(ctx, config)
             if not self.user_message.strip():
                 raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
             self._tool_columns(tools)

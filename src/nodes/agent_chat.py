@@ -37,6 +37,7 @@ from nodes._approval_settings import (
     ask_destructive_parameter,
     ask_pattern_parameter,
     ask_unannotated_parameter,
+    unasked_warning,
 )
 from nodes._chat_service import ChatViewService
 from nodes._chat_sessions import CHAT_SESSIONS, chat_key
@@ -152,7 +153,7 @@ class AgentChat:
     ) -> list[Any]:
 
         with knime_errors():
-            self._config()
+            unasked_warning(ctx, self._config())
             tool_columns(self, tools)
             check_history(history)
         data_outputs = [None] * ctx.get_connected_output_port_numbers()[_DATA_OUTPUTS]

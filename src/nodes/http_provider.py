@@ -198,9 +198,8 @@ class HTTPToolProvider:
                 credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,
             )
-            table = tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written
-        warn_if_insecure(ctx, {tool.server for tool in listing.tools})
-        return table
+            warn_if_insecure(ctx, {tool.server for tool in listing.tools})
+            return tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written
 
     def _auth(self) -> AuthRef | DocumentApiKey | None:
         """The API's authentication; a key whose name is left empty takes the document's (known once it is read)."""

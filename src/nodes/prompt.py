@@ -19,6 +19,7 @@ from nodes._server import (
 )
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import arrow_batches
+from nodes._warnings import add_warning
 
 LOGGER = logging.getLogger(__name__)
 
@@ -115,5 +116,5 @@ class MCPPrompt:
                 **connection,
             )
         if run.errors:
-            ctx.set_warning(f"{run.errors} row(s) failed; see the 'Error' column.")
+            add_warning(ctx, f"{run.errors} row(s) failed; see the 'Error' column.")
         return knext.Table.from_pyarrow(run.listing), knime_conversation(run.conversation)

@@ -16,6 +16,7 @@ from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import knime_columns
 from nodes._team_seal import team_seal, team_seal_key_parameter
 from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool_policy, unannotated_parameter
+from nodes._warnings import add_warning
 
 if TYPE_CHECKING:
     from knime_mcp.config import ServerSpec
@@ -81,7 +82,7 @@ def tools_output(ctx: knext.ExecutionContext, tools: Sequence[MCPTool], notes: S
     table, left_out = with_knime_tools(tools_to_table(tools), tools)
     notes = [*notes, *([left_out] if left_out else [])]
     if notes:
-        ctx.set_warning(f"{len(notes)} note(s): " + " | ".join(notes))
+        add_warning(ctx, f"{len(notes)} note(s): " + " | ".join(notes))
     return knext.Table.from_pyarrow(table)
 
 

@@ -20,6 +20,7 @@ from nodes._server import (
 )
 from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
 from nodes._tables import arrow_batches, is_string_column, knime_columns
+from nodes._warnings import add_warning
 
 if TYPE_CHECKING:
     from knime_mcp.catalog.resource_reader import ReaderOptions
@@ -158,7 +159,7 @@ class MCPResourceReader:
                 **connection,
             )
         if summary.errors:
-            ctx.set_warning(f"{summary.errors} of {summary.reads} reads failed; see the 'Error' column.")
+            add_warning(ctx, f"{summary.errors} of {summary.reads} reads failed; see the 'Error' column.")
         return knext.Table.from_pyarrow(summary.listing), output
 
     def _options(self, data: knext.Schema | None) -> ReaderOptions:

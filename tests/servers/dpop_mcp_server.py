@@ -39,7 +39,7 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def _thumbprint(jwk: dict[str, Any]) -> str:
+def thumbprint(jwk: dict[str, Any]) -> str:
     """RFC 7638: the SHA-256 of the key's required members, sorted, without spaces."""
     members = {name: jwk[name] for name in ("crv", "kty", "x", "y")}
     return _b64(hashlib.sha256(json.dumps(members, separators=(",", ":"), sort_keys=True).encode()).digest())
@@ -90,7 +90,7 @@ class DPoPGate:
         self._seen.add(claims["jti"])
         if self._nonce is not None and claims.get("nonce") != self._nonce:
             return "use_dpop_nonce", "a nonce is required"
-        if (await self._introspect(token)).get("cnf", {}).get("jkt") != _thumbprint(header["jwk"]):
+        if (await self._introspect(token)).get("cnf", {}).get("jkt") != thumbprint(header["jwk"]):
             return "invalid_token", "token not bound to the proof's key"
         return None
 

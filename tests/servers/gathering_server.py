@@ -1,5 +1,6 @@
 """Test server: a `gather` tool whose calls answer only once ``count`` of them are in flight together, so a test sees
-how many calls a client lets overlap without timing anything.
+how many calls a client lets overlap without timing anything (`gather_reading`: the same, annotated read-only;
+`gather_across`: the same across servers).
 
 Each call waits until ``count`` calls have arrived, or :data:`WAIT_SECONDS` have passed (generous, for a loaded
 machine), and answers how many had arrived by then. Runs over stdio.
@@ -7,10 +8,13 @@ machine), and answers how many had arrived by then. Runs over stdio.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
+from uuid import uuid4
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
 from pydantic import Field
 
 WAIT_SECONDS = 30
@@ -31,6 +35,25 @@ async def gather(count: Annotated[int, Field(ge=1, description="How many calls t
     with anyio.move_on_after(WAIT_SECONDS):
         await here.wait()
     return f"together: {len(_calls)}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def gather_reading(count: Annotated[int, Field(ge=1, description="How many calls to wait for.")]) -> str:
+    """``gather``, annotated read-only: calls a client may overlap."""
+    return await gather(count)
+
+
+@server.tool()
+async def gather_across(
+    count: Annotated[int, Field(ge=1, description="How many calls to wait for.")],
+    folder: Annotated[str, Field(description="A folder the servers gathering together share.")],
+) -> str:
+    """``gather`` across servers: each call leaves a file in ``folder`` and answers once ``count`` files are there."""
+    Path(folder, uuid4().hex).touch()
+    with anyio.move_on_after(WAIT_SECONDS):
+        while len(list(Path(folder).iterdir())) < count:
+            await anyio.sleep(0.01)
+    return f"together: {len(list(Path(folder).iterdir()))}"
 
 
 if __name__ == "__main__":

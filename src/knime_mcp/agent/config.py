@@ -46,7 +46,8 @@ class AgentConfig:
     """A failed tool call: give the error to the model to recover from, or stop the run."""
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-    """Tool calls of one model message that run at once (also the limit per MCP server)."""
+    """Tool calls of one model message that run at once (also the limit per MCP server); calls of a tool that may
+    write (not :attr:`~knime_mcp.tools.tool.ToolAnnotations.concurrency_safe`) run one at a time per server."""
 
     call_timeout: float | None = None
     """Seconds per MCP tool call; None uses each server's own call timeout."""
@@ -80,6 +81,12 @@ class AgentConfig:
     tasks: bool = False
     """Run tools that may run as MCP tasks (``execution.taskSupport`` "optional") as tasks; tools that must
     (``"required"``) always do (:mod:`knime_mcp.mcp.tasks`)."""
+
+    @property
+    def asks_about_blocked_destructive(self) -> bool:
+        """Whether approval is asked for destructive tools that the policy never offers, so nobody is ever asked:
+        each face warns, naming its setting, rather than changing the policy (saved workflows keep their meaning)."""
+        return self.approval.destructive and self.policy.destructive != "allow"
 
     def __post_init__(self) -> None:
         if self.iteration_limit < 1:

@@ -3,10 +3,12 @@
 Layer: core, between the agent loop (above) and :class:`Dispatcher` (below). :class:`AgentToolset` offers every tool
 under a name a model accepts (``[a-zA-Z0-9_-]{1,64}``, unique across servers and workflow tools, mapped back exactly
 by :class:`ToolNameMap`), runs the tool calls of one model message concurrently up to a limit, and answers each call
-with a tool message in call order. Failures of any kind (unknown tool, malformed or invalid arguments, timeouts,
-exceptions, ``isError`` results) become error tool messages the model can recover from; whether they also stop the
-run is the agent's policy. Every result, and every tool's description, is fenced as untrusted data; images go to
-the model as image content, within the output cap (:mod:`knime_mcp.agent.result_rendering` turns a result into text
+with a tool message in call order. Calls of a tool that may write (not concurrency-safe by its annotations, the Tool
+Caller's rule) run one at a time per server: a server that reads, changes and writes back one store loses the changes
+of overlapping calls while each reports success. Failures of any kind (unknown tool, malformed or invalid arguments,
+timeouts, exceptions, ``isError`` results) become error tool messages the model can recover from; whether they also
+stop the run is the agent's policy. Every result, and every tool's description, is fenced as untrusted data; images go
+to the model as image content, within the output cap (:mod:`knime_mcp.agent.result_rendering` turns a result into text
 and images). Every call becomes an entry of the tool-call log (:mod:`knime_mcp.agent.call_log`, re-exported here).
 The model is offered the tools in table order up to :data:`MAX_OFFERED_TOOLS` and :data:`MAX_OFFERED_SPEC_BYTES`;
 :attr:`AgentToolset.warnings` names the rest.
@@ -28,6 +30,7 @@ import json
 import logging
 import time
 from collections.abc import Collection, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -141,6 +144,8 @@ class AgentToolset:
         self._hooks = hooks
         self._watch = watch
         self._limiter = anyio.CapacityLimiter(max_concurrency)
+        self._writing: dict[ServerSpec, anyio.Lock] = {}
+        """One lock per server for the calls of its tools that may write."""
         self._fence = new_fence()
         self._tools = list(tools)
         self.warnings = self._offer()
@@ -179,7 +184,8 @@ class AgentToolset:
         replies: list[_Reply | None] = [None] * len(calls)
 
         async def run(index: int, call: _Call) -> None:
-            async with self._limiter:
+            # The server's write lock before a slot: a call waiting for the lock holds no slot a read could use.
+            async with self._turn(call), self._limiter:
                 if self._hooks is not None:
                     origin = self._names.resolve(call.name) if call.name in self._names else None
                     self._hooks.started(turn, call.id, call.name, origin, call.arguments)
@@ -196,6 +202,13 @@ class AgentToolset:
         # A denial is a person's decision for the model to work with, not a failure that stops the run.
         errors = [reply.error for reply in done if reply.error is not None and reply.entry.status != "denied"]
         return ToolTurn(self._messages(calls, done), errors)
+
+    def _turn(self, call: _Call) -> AbstractAsyncContextManager[object]:
+        """What a call waits for before it runs: its server's write lock if its tool may write, else nothing."""
+        tool = self._names.resolve(call.name) if call.name in self._names else None
+        if isinstance(tool, MCPTool) and not tool.annotations.concurrency_safe:
+            return self._writing.setdefault(tool.server, anyio.Lock())
+        return nullcontext()
 
     def _callable(self, calls: list[_Call]) -> list[tuple[str, str, MCPTool | LocalTool, dict[str, Any]]]:
         """The calls that can be made as sent, to ask about: the others are refused anyway."""

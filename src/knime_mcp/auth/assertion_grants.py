@@ -6,11 +6,14 @@ grant's module below them.
 
 from __future__ import annotations
 
-from knime_mcp.auth.id_jag import id_jag_source, named_secret
+import httpx2
+
+from knime_mcp.auth.id_jag import EXCHANGE_TIMEOUT_SECONDS, id_jag_source, named_secret
 from knime_mcp.auth.jwt_bearer import AssertionSource, JwtBearerGrant
 from knime_mcp.auth.store import TokenStore
 from knime_mcp.auth.workload_identity import token_file_source
 from knime_mcp.config import CredentialLookup, ServerSpec
+from knime_mcp.net.http_pool import HttpPool
 
 __all__ = ["assertion_grant", "assertion_store"]
 
@@ -35,10 +38,12 @@ def assertion_grant(
     *,
     client_id: str | None,
     client_secret: str | None,
+    pool: HttpPool,
 ) -> JwtBearerGrant:
     """The JWT bearer grant for ``spec`` (``spec.auth.kind`` one of ``ASSERTION_KINDS``), with the client identity
     at the MCP server's authorization server already resolved. The assertion, like a client secret, goes only to the
-    configured issuer or the one first used (:mod:`knime_mcp.auth.guard`)."""
+    configured issuer or the one first used (:mod:`knime_mcp.auth.guard`). ``pool``: the run's, which the identity
+    provider is reached through, with the server's TLS settings."""
     auth, server = spec.auth, spec.display_name
     source: AssertionSource
     if auth.kind == "oauth-workload-identity":
@@ -50,6 +55,9 @@ def assertion_grant(
             client_id=auth.idp_client_id,
             client_secret=named_secret(auth.idp_secret, credentials, server) if auth.idp_secret else None,
             server=server,
+            http=lambda: pool.client(
+                timeout=httpx2.Timeout(EXCHANGE_TIMEOUT_SECONDS), tls=spec.tls, credentials=credentials, server=server
+            ),
         )
     store = assertion_store(spec, client_id)
     grant = JwtBearerGrant(
@@ -63,5 +71,6 @@ def assertion_grant(
         refused_hint=_HINTS[auth.kind],
     )
     grant.guard(server=server, store=store, issuer=auth.issuer, secret=True)
+    grant.use_dpop(allowed=auth.dpop != "off", store=store)
     store.attach(grant.context)
     return grant

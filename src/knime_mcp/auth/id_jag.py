@@ -7,11 +7,15 @@ at the identity provider's token endpoint (RFC 8693 token exchange, ``requested_
 authorization server's issuer, ``resource`` the MCP server), and the ID-JAG it gives is the assertion of
 :class:`~knime_mcp.auth.jwt_bearer.JwtBearerGrant`. The identity provider decides, by its policy, which MCP servers a
 person may reach.
+
+The exchange goes through the run's connection pool with the MCP server's TLS settings: a company's identity
+provider sits behind the same company CA as its MCP servers.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import httpx2
 
@@ -19,9 +23,13 @@ from knime_mcp.auth.guard import MAX_OAUTH_RESPONSE_BYTES
 from knime_mcp.auth.jwt_bearer import AssertionSource, oauth_refusal
 from knime_mcp.config import ENV_REF, CredentialLookup, credential_password, expand_env
 from knime_mcp.errors import ServerAuthError
+from knime_mcp.errors.certificates import certificate_error
 from knime_mcp.net.http_pool import read_bounded
 
-__all__ = ["ID_JAG_TOKEN_TYPE", "id_jag_source", "named_secret"]
+__all__ = ["ID_JAG_TOKEN_TYPE", "ClientFactory", "id_jag_source", "named_secret"]
+
+ClientFactory = Callable[[], httpx2.AsyncClient]
+"""A new client for one exchange, over the run's pool with the server's TLS settings."""
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
@@ -43,11 +51,17 @@ def named_secret(source: str, credentials: CredentialLookup | None, server: str)
 
 
 def id_jag_source(
-    token_endpoint: str, identity_assertion: str, *, client_id: str | None, client_secret: str | None, server: str
+    token_endpoint: str,
+    identity_assertion: str,
+    *,
+    client_id: str | None,
+    client_secret: str | None,
+    server: str,
+    http: ClientFactory,
 ) -> AssertionSource:
     """The assertion source that exchanges ``identity_assertion`` at the identity provider's ``token_endpoint`` for
     an ID-JAG for the authorization server (the audience) and the MCP server (the resource), anew for each token
-    request: an ID-JAG lives minutes."""
+    request: an ID-JAG lives minutes. ``http``: the client to send it with."""
 
     async def exchange(audience: str, resource: str) -> str:
         data = {
@@ -62,10 +76,11 @@ def id_jag_source(
             data["client_id"] = client_id
         basic = (client_id or "", client_secret) if client_secret else None
         try:
-            async with httpx2.AsyncClient(timeout=EXCHANGE_TIMEOUT_SECONDS) as http:
-                response = await http.post(token_endpoint, data=data, auth=basic)
+            async with http() as client, client.stream("POST", token_endpoint, data=data, auth=basic) as response:
                 body = await read_bounded(response, MAX_OAUTH_RESPONSE_BYTES, lambda: _refused("answered too much"))
         except httpx2.HTTPError as exc:
+            if (untrusted := certificate_error(exc, server)) is not None:
+                raise untrusted from None
             raise _refused(f"could not be reached ({type(exc).__name__})") from None
         if response.status_code != 200:
             refusal = oauth_refusal(response.status_code, body)

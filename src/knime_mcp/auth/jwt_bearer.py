@@ -5,7 +5,8 @@ Two sign-ins end here: workload identity (the assertion is a token the platform 
 enterprise identity provider issued, :mod:`knime_mcp.auth.id_jag`). The SDK finds the authorization server (protected
 resource metadata, then its metadata) and keeps the tokens; this grant asks its :data:`AssertionSource` for a fresh
 assertion on every token request and sends ``grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`` with it. A
-refusal is reported once, never retried with another grant.
+refusal is reported once, never retried with another grant. Where the authorization server offers DPoP, the
+tokens are bound to the client's key as the other grants' are (:mod:`knime_mcp.auth.dpop`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthClientMetadata
 
-from knime_mcp.auth.guard import GuardedFlow
+from knime_mcp.auth.dpop import OAuthFlow
 from knime_mcp.errors import ServerAuthError
 
 __all__ = ["AssertionSource", "JwtBearerGrant", "oauth_refusal"]
@@ -109,6 +110,6 @@ class _JwtBearer(OAuthClientProvider):
         await super()._handle_token_response(response)
 
 
-class JwtBearerGrant(GuardedFlow, _JwtBearer):
+class JwtBearerGrant(OAuthFlow, _JwtBearer):
     """The JWT bearer grant, guarded: the assertion and the client secret go only to the configured issuer, or to
-    the one first used (:mod:`knime_mcp.auth.guard`)."""
+    the one first used (:mod:`knime_mcp.auth.guard`); with DPoP where offered."""

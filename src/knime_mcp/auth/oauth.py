@@ -30,6 +30,7 @@ from knime_mcp.auth.signin import BrowserSignIn
 from knime_mcp.auth.store import TokenStore
 from knime_mcp.config import ASSERTION_KINDS, CredentialLookup, ServerSpec, resolve_secret
 from knime_mcp.errors import ServerAuthError
+from knime_mcp.net.http_pool import HttpPool
 
 __all__ = [
     "DYNAMIC_CLIENT",
@@ -96,16 +97,21 @@ def oauth_client(spec: ServerSpec, credentials: CredentialLookup | None = None) 
 class ServerOAuth:
     """One server's OAuth for a run: the SDK's provider for its HTTP client, and the loopback port of an interactive
     sign-in, which :meth:`close` releases. ``show_sign_in``: how to tell a person where to sign in; None where
-    nobody can (stored tokens and their refresh only)."""
+    nobody can (stored tokens and their refresh only). ``pool``: the run's, for requests the grant sends itself."""
 
     def __init__(
-        self, spec: ServerSpec, credentials: CredentialLookup | None, show_sign_in: Callable[[str], None] | None
+        self,
+        spec: ServerSpec,
+        credentials: CredentialLookup | None,
+        show_sign_in: Callable[[str], None] | None,
+        *,
+        pool: HttpPool,
     ) -> None:
         client = oauth_client(spec, credentials)
         if spec.auth.kind in ASSERTION_KINDS:
             self._sign_in = None
             secret = client.client_secret
-            self.auth = assertion_grant(spec, credentials, client_id=client.client_id, client_secret=secret)
+            self.auth = assertion_grant(spec, credentials, client_id=client.client_id, client_secret=secret, pool=pool)
             return
         grant: Grant = "client-credentials" if spec.auth.kind == "oauth-client-credentials" else "authorization-code"
         interactive = show_sign_in is not None and grant == "authorization-code"

@@ -13,7 +13,7 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver
+from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver, warn_unasked
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
 from knime_mcp.cli.servers import SignInPrompt, add_task_option, configured_servers, server_spec
@@ -91,7 +91,11 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS")
     agent.add_argument("--iteration-limit", type=int, help="model calls per run (default: 25)")
     agent.add_argument("--on-limit", choices=["fail", "final-answer"], default="fail", help="at the limit")
-    agent.add_argument("--concurrency", type=int, help="tool calls at once (default: 4)")
+    agent.add_argument(
+        "--concurrency",
+        type=int,
+        help="tool calls at once (default: 4); calls of a tool that may write run one at a time per server",
+    )
     agent.add_argument(
         "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
     )
@@ -156,6 +160,7 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         approval=approval_policy(args),
         tasks=args.tasks,
     )
+    warn_unasked(config, err)
     return AgentSetup(specs, files, model, api_key, config)
 
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from knime_mcp.agent.approval import ApprovalPolicy, ApprovalRequest, Approver, Decision
+    from knime_mcp.agent.config import AgentConfig
 
-__all__ = ["TerminalApprover", "add_approval_options", "approval_policy", "approver"]
+__all__ = ["TerminalApprover", "add_approval_options", "approval_policy", "approver", "warn_unasked"]
 
 _NONE_REASON = "The command line denies every call that needs approval (--approve none)."
 _ANSWERS = {
@@ -50,6 +51,17 @@ def approval_policy(args: argparse.Namespace) -> ApprovalPolicy:
         everything=args.ask_all,
     )  # fmt: skip
     return policy if policy.active or args.approve is None else ApprovalPolicy(everything=True)
+
+
+def warn_unasked(config: AgentConfig, err: TextIO) -> None:
+    """One ``Warning:`` line when ``--ask-destructive`` can ask nothing: ``--destructive`` never offers those tools
+    (the nodes warn the same way, :attr:`AgentConfig.asks_about_blocked_destructive`)."""
+    if config.asks_about_blocked_destructive:
+        print(
+            "Warning: --ask-destructive is on, but --destructive blocks destructive tools, so they are never offered "
+            "and nobody is asked: pass --destructive allow to offer them with a question first",
+            file=err,
+        )
 
 
 def approver(args: argparse.Namespace, err: TextIO) -> Approver:

@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from knime_mcp.cli.grant_options import add_grant_options, grant_secrets, grant_settings
 from knime_mcp.cli.tls_options import add_tls_options, tls_settings
@@ -246,8 +247,8 @@ def check_server_word(text: str) -> None:
 
 
 def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[str, ServerSpec]:
-    """The servers of ``--config FILE`` by their keys, only the one ``--server NAME`` names if given; empty
-    without ``--config``."""
+    """The servers of ``--config FILE`` by their keys, only the one ``--server NAME`` names if given, the https
+    ones with the TLS options (a person gave both); empty without ``--config``."""
     if getattr(args, "config", None) is None:
         if getattr(args, "config_server", None) is not None:
             raise UsageError("--server NAME chooses a server of --config FILE; add --config.")
@@ -261,7 +262,11 @@ def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[
             text = file.read(MAX_PASTED_CHARS + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"Cannot read the MCP configuration {args.config!r}: {exc}") from exc
-    specs = parse_pasted(text)
+    tls = tls_settings(args)
+    specs = {
+        name: replace(spec, tls=tls) if spec.target.startswith("https://") else spec
+        for name, spec in parse_pasted(text).items()
+    }
     if args.config_server is None:
         return specs
     if args.config_server not in specs:

@@ -232,7 +232,8 @@ class SessionKeeper:
         if self.spec.auth.kind not in OAUTH_KINDS or not self.spec.is_url:
             return None
         if self.oauth is None:
-            self.oauth = ServerOAuth(self.spec, self._credentials, self._show_sign_in)
+            assert self._http is not None
+            self.oauth = ServerOAuth(self.spec, self._credentials, self._show_sign_in, pool=self._http)
         return self.oauth.auth
 
     async def _start_session(self, kind: ConcreteTransport, *, may_fall_back: bool = False) -> LiveSession:
