@@ -438,7 +438,7 @@ def test_a_tool_that_runs_only_as_a_task_runs_as_tasks_for_many_rows_at_once(eve
     # Then every row has its report, and all three tasks had started before any reported a second status
     results = pa.Table.from_batches(written).column("Result").to_pylist()
     assert [result.splitlines()[0] for result in results] == [f"# Research Report: {topic}" for topic in topics]
-    firsts = [text.endswith(": 1: Gathering sources...") for text in heard]
+    firsts = [text.endswith(": Gathering sources...") for text in heard]
     assert firsts[:3] == [True, True, True], heard
 
 

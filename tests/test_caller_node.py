@@ -321,4 +321,4 @@ def test_a_tool_that_runs_only_as_a_task_is_called_as_tasks_for_three_rows_at_on
     frame = table.to_pandas()
     assert [text.splitlines()[0] for text in frame["Result"]] == [f"# Research Report: {topic}" for topic in topics]
     assert not frame["Is error"].any()
-    assert any("tool simulate-research-query: 1: Gathering sources..." in message for _, message in ctx.progress)
+    assert any("tool simulate-research-query: Gathering sources..." in message for _, message in ctx.progress)

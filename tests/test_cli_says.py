@@ -36,7 +36,7 @@ def test_a_task_only_tool_runs_as_a_task_with_its_status_as_progress(
     argv = ["call", "--", *everything_stdio_command, "--", "simulate-research-query", "--args", '{"topic": "MCP"}']
     code, out, err = run_cli(capsys, *argv)
     assert code == 0 and "# Research Report: MCP" in out
-    assert err.startswith("Progress: 1: Gathering sources...\nProgress: 2: ")
+    assert err.startswith("Progress: Gathering sources...\nProgress: ")
 
 
 def test_options_after_the_double_dash_go_to_the_server_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:

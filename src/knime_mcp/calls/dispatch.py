@@ -160,7 +160,9 @@ def _retryable(error: BaseException) -> bool:
     return isinstance(error, ToolTimeoutError | ServerConnectError | OutcomeUnknownError)
 
 
-def _report_progress(report: ToolProgress, tool: str, done: float, total: float | None, message: str | None) -> None:
+def _report_progress(
+    report: ToolProgress, tool: str, done: float | None, total: float | None, message: str | None
+) -> None:
     report(tool, progress_text(done, total, message))
 
 

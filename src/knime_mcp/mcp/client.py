@@ -255,7 +255,7 @@ class McpClient:
         """
         arguments = dict(arguments or {})
 
-        def report(done: float, total: float | None, message: str | None) -> None:
+        def report(done: float | None, total: float | None, message: str | None) -> None:
             if progress is not None:
                 progress(done, total, message and scrub(message, self._keeper.secrets))
 
@@ -330,12 +330,9 @@ class McpClient:
         report: CallProgress,
     ) -> Callable[..., Any]:
         """The task call (``send(meta=…)``): each new status restarts the deadline and is reported as progress."""
-        statuses = 0
 
         async def status(message: str) -> None:
-            nonlocal statuses
-            statuses += 1
-            report(statuses, None, message)
+            report(None, None, message)
 
         return partial(
             run_task,

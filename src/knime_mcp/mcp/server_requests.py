@@ -52,8 +52,9 @@ logger = logging.getLogger(__name__)
 server_log = logging.getLogger("knime_mcp.server_log")
 """The servers' own log messages (``notifications/message``), apart from knime-mcp's."""
 
-CallProgress = Callable[[float, float | None, str | None], None]
-"""Hears a tool call's progress notifications: ``(progress, total, message)``."""
+CallProgress = Callable[[float | None, float | None, str | None], None]
+"""Hears a tool call's progress notifications: ``(progress, total, message)``; a task's new status comes as
+``(None, None, message)``: a status has no count."""
 
 _LEVELS = {
     "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
@@ -82,8 +83,10 @@ FormAsker = Callable[[FormRequest], Awaitable[FormAnswer]]
 """Asks a person to fill in a form and waits for the answer."""
 
 
-def progress_text(progress: float, total: float | None, message: str | None) -> str:
-    """One progress notification as a short line: ``3 of 5 (60%): copying``."""
+def progress_text(progress: float | None, total: float | None, message: str | None) -> str:
+    """One progress notification as a short line: ``3 of 5 (60%): copying``; a task's status as its message."""
+    if progress is None:
+        return message or ""
     done = f"{progress:g} of {total:g} ({progress / total:.0%})" if total else f"{progress:g}"
     return f"{done}: {message}" if message else done
 
