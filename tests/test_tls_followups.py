@@ -106,3 +106,18 @@ def test_the_cli_insecure_option_applies_to_config_servers_with_its_warning(
 ) -> None:
     code, out, err = run_cli(capsys, "tools", "--config", _config_file(tmp_path, tls_urls["wrong-name"]), "--insecure")
     assert code == 0 and "echo" in out and "--insecure: the server's certificate is not checked" in err
+
+
+def test_the_cli_says_insecure_once_however_many_servers_it_covers(
+    tls_urls: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given an agent over an https MCP server and an https API's document, both reached with --insecure
+    source = f"{tls_urls['api']}/openapi.json"
+    agent = ["agent", tls_urls["wrong-name"], "--openapi", source, "--insecure", "--model", "m", "--prompt", "hi"]
+    # When it runs (its chat model is nowhere, so it stops once the tools are listed), then the warning is printed
+    # once, not once per server and document the options apply to
+    code, _, err = run_cli(capsys, *agent, "--base-url", "http://127.0.0.1:1/v1")
+    assert code != 0
+    assert err.count("--insecure: the server's certificate is not checked") == 1, err

@@ -42,7 +42,8 @@ def add_tls_options(options: argparse.ArgumentParser) -> None:
 
 
 def tls_settings(args: argparse.Namespace) -> TlsSettings:
-    """The TLS settings the options describe; ``--insecure`` warns on stderr."""
+    """The TLS settings the options describe; ``--insecure`` warns on stderr, once per command however many servers
+    and documents the options apply to (each host is named in its own log warning when it is reached)."""
     tls = TlsSettings(
         ca_bundle=args.ca_bundle,
         system_trust=args.system_trust,
@@ -51,7 +52,8 @@ def tls_settings(args: argparse.Namespace) -> TlsSettings:
         key_secret=args.client_key_password,
         verify=not args.insecure,
     )
-    if args.insecure:
+    if args.insecure and not getattr(args, "_insecure_said", False):
+        args._insecure_said = True
         print(
             "Warning: --insecure: the server's certificate is not checked, so anyone on the network path can read "
             "and change what is sent, secrets included.",
