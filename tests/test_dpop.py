@@ -18,7 +18,7 @@ from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ServerAuthError
 from knime_mcp.mcp.client import McpClient
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +31,6 @@ def dpop(npm_peers: NodePeers, tmp_path_factory: pytest.TempPathFactory) -> Iter
 def dpop_nonce(npm_peers: NodePeers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedOAuth]:
     with keyed_oauth(npm_peers, tmp_path_factory.mktemp("dpop-nonce"), dpop="nonce") as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def _own_token_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KNIME_MCP_OAUTH_DIR", str(tmp_path / "oauth"))
 
 
 def _secret_client(servers: KeyedOAuth, **auth: str) -> ServerSpec:

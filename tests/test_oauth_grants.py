@@ -24,12 +24,7 @@ from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError, ServerAuthError
 from knime_mcp.mcp.client import McpClient
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def own_token_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KNIME_MCP_OAUTH_DIR", str(tmp_path / "oauth"))
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 
 def _token_requests(server: RunningServer) -> list[str]:

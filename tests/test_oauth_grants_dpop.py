@@ -16,7 +16,7 @@ from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.mcp.client import McpClient
 from test_oauth_grants import _credentials, _id_jag
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,6 @@ def dpop_jwt_bearer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     command = [sys.executable, str(SERVERS_DIR / "jwt_bearer_server.py"), "--dpop"]
     with running_server(command, tmp_path_factory.mktemp("jwt-bearer-dpop") / "server.log", env) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def own_token_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KNIME_MCP_OAUTH_DIR", str(tmp_path / "oauth"))
 
 
 def _log_from(server: RunningServer, start: int) -> list[str]:

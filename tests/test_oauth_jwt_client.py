@@ -19,18 +19,13 @@ from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.errors import ConfigError, ServerAuthError
 from knime_mcp.mcp.client import McpClient
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 
 @pytest.fixture(scope="module")
 def servers(npm_peers: NodePeers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedOAuth]:
     with keyed_oauth(npm_peers, tmp_path_factory.mktemp("jwt-client")) as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def _own_token_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KNIME_MCP_OAUTH_DIR", str(tmp_path / "oauth"))
 
 
 def _spec(servers: KeyedOAuth, **auth: str) -> ServerSpec:

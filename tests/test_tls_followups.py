@@ -21,9 +21,9 @@ from knime_mcp.config import ServerSpec, TlsSettings
 from knime_mcp.errors import ServerConnectError
 from knime_mcp.mcp.client import McpClient
 from test_oauth_grants import _credentials, _id_jag
-from test_tls import Pki, pki, tls_urls  # noqa: F401  (the CA and the HTTPS servers)
+from test_tls import Pki, no_ca_from_environment, pki, tls_urls  # noqa: F401  (the CA, the HTTPS servers, no CA env)
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,6 @@ def idp_behind_ca(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IdpBehin
         secure = re.search(r"over TLS at (\S+)", server.log_path.read_text())
         assert secure is not None
         yield IdpBehindCa(server, f"{secure[1]}/idp/token", folder / "ca.pem")
-
-
-@pytest.fixture(autouse=True)
-def own_token_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KNIME_MCP_OAUTH_DIR", str(tmp_path / "oauth"))
-    for variable in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(variable, raising=False)
 
 
 def _id_jag_spec(idp: IdpBehindCa, tls: TlsSettings) -> ServerSpec:

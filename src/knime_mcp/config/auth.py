@@ -6,14 +6,14 @@ basic, query keys, the OAuth grants) adds its fields here, and the server's desc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, get_args
 
 from knime_mcp.config.references import ENV_REF
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
 
-__all__ = ["ASSERTION_FIELDS", "ASSERTION_KINDS", "OAUTH_KINDS", "AuthKind", "AuthRef", "ClientAuth"]
+__all__ = ["ASSERTION_KINDS", "OAUTH_KINDS", "AuthKind", "AuthRef", "ClientAuth"]
 
 ClientAuth = Literal["client_secret", "private_key_jwt"]
 AuthKind = Literal[
@@ -31,10 +31,13 @@ ASSERTION_KINDS = frozenset({"oauth-workload-identity", "oauth-id-jag"})
 """OAuth by the JWT bearer grant (RFC 7523, :mod:`knime_mcp.auth.jwt_bearer`): the assertion is a platform's token
 from a file (workload identity) or an enterprise identity provider's ID-JAG; a client secret is optional."""
 OAUTH_KINDS = frozenset({"oauth", "oauth-client-credentials", *ASSERTION_KINDS})
-ASSERTION_FIELDS = ("token_file", "assertion", "idp_token_endpoint", "idp_client_id", "idp_secret")
-"""The settings of the JWT bearer grants, left out of a server's JSON when None (tables written before them read the
-same)."""
 """Authentication by OAuth (:mod:`knime_mcp.auth`): the token comes from an authorization server, not a setting."""
+_LATER_FIELDS = (
+    "parameter", "issuer", "client_auth", "dpop", "token_file", "assertion", "idp_token_endpoint", "idp_client_id",
+    "idp_secret",
+)  # fmt: skip
+"""Fields added after tables were first written: left out of the JSON when None, so those tables read (and are
+sealed) the same."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +104,10 @@ class AuthRef:
     idp_secret: str | None = None
     """OAuth ID-JAG: the client secret at the identity provider, if it asks for one: a ``${VAR}`` reference, or else
     the name of a KNIME credential whose password holds it. Left out of the JSON when None."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, except the later ones (:data:`_LATER_FIELDS`) that are None."""
+        return {name: value for name, value in asdict(self).items() if value is not None or name not in _LATER_FIELDS}
 
     def __post_init__(self) -> None:
         if self.kind not in get_args(AuthKind):

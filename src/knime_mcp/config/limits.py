@@ -6,8 +6,8 @@ with named defaults; :mod:`knime_mcp.mcp.server_requests` applies the :class:`Se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, get_args
 
 from knime_mcp.errors import ConfigError
 
@@ -35,6 +35,10 @@ class Timeouts:
     """*Longest call while progress is reported*: each progress notification (or new task status) of a call restarts
     its call timeout, up to this many seconds in all; None: the call timeout is final. Left out of a spec's JSON when
     None, so tables written before read the same."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, except ``progress_max`` when None."""
+        return {name: value for name, value in asdict(self).items() if value is not None or name != "progress_max"}
 
     def __post_init__(self) -> None:
         if self.connect <= 0 or self.call <= 0 or (self.progress_max is not None and self.progress_max <= 0):

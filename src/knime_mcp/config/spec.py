@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from knime_mcp.config.auth import ASSERTION_FIELDS, AuthRef
+from knime_mcp.config.auth import AuthRef
 from knime_mcp.config.limits import DEFAULT_TIMEOUTS, Timeouts
 from knime_mcp.config.references import literal_secret_env, literal_secret_headers, literal_secret_query
 from knime_mcp.config.tls import DEFAULT_TLS, TlsSettings
@@ -187,11 +187,8 @@ class ServerSpec:
             del data["tls"]
         else:
             data["tls"] = self.tls.to_dict()
-        for optional in ("parameter", "issuer", "client_auth", "dpop", *ASSERTION_FIELDS):
-            if data["auth"][optional] is None:
-                del data["auth"][optional]
-        if data["timeouts"]["progress_max"] is None:
-            del data["timeouts"]["progress_max"]
+        data["auth"] = self.auth.to_dict()
+        data["timeouts"] = self.timeouts.to_dict()
         return data
 
     def to_json(self) -> str:

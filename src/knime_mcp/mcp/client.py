@@ -270,8 +270,9 @@ class McpClient:
             declined = len(session.requests.declined)
             deadline = CallDeadline(self.spec.timeouts, timeout)
             as_task = self._as_task(session, tool_name, task_support, tasks)
-            send = self._task_sender(session, tool_name, arguments, deadline, report) if as_task else None
-            if send is None:
+            if as_task:
+                send = self._task_sender(session, tool_name, arguments, deadline, report)
+            else:
 
                 async def on_progress(done: float, total: float | None, message: str | None) -> None:
                     deadline.extend()
