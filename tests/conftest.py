@@ -12,13 +12,16 @@ from types import ModuleType
 import pytest
 
 import knext_bootstrap  # must come first: installs the knext backends before nodes are imported
+from knime_mcp.auth.store import OAUTH_DIR_ENV
 from knime_mcp.seal import KEY_FILE_ENV, SHARED_KEY_ENV
 
-_SEAL_KEY_FOLDER = tempfile.TemporaryDirectory(prefix="knime-mcp-seal-")
-os.environ[KEY_FILE_ENV] = os.path.join(_SEAL_KEY_FOLDER.name, "seal.key")
+_USER_STATE = tempfile.TemporaryDirectory(prefix="knime-mcp-test-state-")
+os.environ[KEY_FILE_ENV] = os.path.join(_USER_STATE.name, "seal.key")
+os.environ[OAUTH_DIR_ENV] = os.path.join(_USER_STATE.name, "oauth")
 os.environ.pop(SHARED_KEY_ENV, None)
 """Seals made in the tests, also by CLI children, use a key of their own, never the one in the user's home or a
-team's shared key; set at import, before any test module builds a tool."""
+team's shared key, and sign-ins a token folder of their own: one folder per test process (each xdist worker has
+its own), set at import, before any test module builds a tool; a test that needs another folder sets its own."""
 
 
 LAUNCHER_ONLY = "knime_launcher"

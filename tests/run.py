@@ -1,16 +1,21 @@
-"""The test command: pytest on the headless stand-in, then the node tests on each of KNIME's real Python APIs.
+"""The test command: pytest on the headless stand-in, then the node tests on each of KNIME's real Python APIs, in
+parallel and under coverage.
 
     python tests/run.py [pytest arguments]
 
 Leg 1 runs ``python -m pytest`` (every test, ``knime.extension`` from ``tests/knext_host``). Then one real leg per
 folder of KNIME's sources (``KNIME_PYTHON_SOURCES``, by default master's and 5.5.3's: see
 ``tests/real_knime/sources.py``) runs ``python -m pytest -m knime_node`` with ``KNIME_MCP_TEST_API=real`` on that
-folder, when it is found. Arguments go to every leg. Exits non-zero if a leg fails, also when a real leg finds no test
-to run, and ends with one line of combined counts.
+folder, when it is found. Each leg runs its test files in pytest-xdist workers (:data:`PARALLEL`) under coverage.py,
+which also measures every Python child the tests start (``[tool.coverage.run]`` in pyproject.toml). Arguments go to
+every leg, after :data:`PARALLEL` (``-n 0`` runs a leg in one process). Exits non-zero if a leg fails, also when a
+real leg finds no test to run, or when a run of every test (no arguments) covers less of ``src/knime_mcp`` than
+``fail_under``; ends with the coverage figure and one line of combined counts.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -19,10 +24,21 @@ import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
+
+from coverage import Coverage
+from coverage.exceptions import NoDataError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_knime.sources import API_ENV, SOURCES_ENV, sources_dirs  # noqa: E402
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+PARALLEL = ["-n", "4", "--dist", "loadfile", "--durations=20"]
+"""Four workers on two cores, as the tests mostly wait on servers and children; a file stays in one worker, where its
+module-scoped servers start once. Chosen by measurement (README "Set-up: two commands")."""
+_INHERITED_COVERAGE = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+"""Set when this command itself runs under coverage: a leg starts its own measurement, never a second one."""
 
 
 @dataclass
@@ -35,20 +51,23 @@ class Counts:
         return Counts(self.passed + other.passed, self.failed + other.failed, self.skipped + other.skipped)
 
 
-def run_leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path) -> tuple[int, Counts]:
-    """Run pytest for one leg with ``env`` added to the environment; its exit code and its counts from the JUnit XML
-    report."""
-    command = [sys.executable, "-m", "pytest", *pytest_args, "-p", "no:cacheprovider", f"--junitxml={report}"]
+def run_leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path) -> tuple[int, Counts]:
+    """Run pytest for one leg with ``env`` added to the environment, measuring coverage into ``data``'s folder; its
+    exit code and its counts from the JUnit XML report."""
+    pytest_command = ["pytest", *PARALLEL, *pytest_args, "-p", "no:cacheprovider", f"--junitxml={report}"]
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={PYPROJECT}", "-m", *pytest_command]
     said = " ".join(f"{key}={value}" for key, value in env.items())
-    print(f"== {name}: {said} {' '.join(command[1:])}", flush=True)
+    print(f"== {name}: {said} python -m {' '.join(pytest_command)}", flush=True)
     started = time.monotonic()
-    code = subprocess.run(command, env={**os.environ, **env}).returncode
+    outer = {key: value for key, value in os.environ.items() if key not in _INHERITED_COVERAGE}
+    code = subprocess.run(command, env={**outer, **env, "COVERAGE_FILE": str(data)}).returncode
     print(f"== {name}: exit code {code} after {time.monotonic() - started:.0f} s", flush=True)
     return code, counts(report)
 
 
 def counts(report: Path) -> Counts:
-    """Passed, failed (failures and errors) and skipped tests of a JUnit XML report; none if there is no report."""
+    """Passed, failed (failures and errors) and skipped tests of a JUnit XML report; none if there is no report.
+    Deselected tests (``-m``, ``-k``, the stand-in's launcher-only ones) are not in the report."""
     if not report.exists():
         return Counts()
     total = Counts()
@@ -59,13 +78,34 @@ def counts(report: Path) -> Counts:
     return total
 
 
+def report_coverage(data: Path, enforce: bool, out: TextIO = sys.stdout) -> bool:
+    """Combine what every process of every leg measured into ``data``, print the modules not fully covered and the
+    total; False when ``enforce`` and the total is under ``fail_under`` (or nothing was measured)."""
+    coverage = Coverage(data_file=str(data), config_file=str(PYPROJECT))
+    coverage.combine([str(data.parent)], keep=False)
+    coverage.save()
+    minimum = float(coverage.get_option("report:fail_under") or 0)  # type: ignore[arg-type]
+    try:
+        total = coverage.report(file=out if enforce else io.StringIO(), skip_covered=True, sort="cover")
+    except NoDataError:
+        print("coverage: nothing was measured", file=out)
+        return not enforce
+    if enforce and total < minimum:
+        print(f"coverage: {total:.1f} % of src/knime_mcp, under the minimum of {minimum:.0f} %", file=out)
+        return False
+    print(f"coverage: {total:.1f} % of src/knime_mcp (minimum {minimum:.0f} % when every test runs)", file=out)
+    return True
+
+
 def main(arguments: list[str]) -> int:
     """Every leg; in CI (``CI`` set) a missing real leg, or a skip in one, fails the command: no node test may skip
     under KNIME's real API."""
     in_ci = bool(os.environ.get("CI"))
     with tempfile.TemporaryDirectory(prefix="knime-mcp-tests-") as folder:
         reports = Path(folder)
-        code, total = run_leg("leg 1 (stand-in)", {API_ENV: "stand-in"}, arguments, reports / "stand-in.xml")
+        data = reports / "coverage" / ".coverage"
+        data.parent.mkdir()
+        code, total = run_leg("leg 1 (stand-in)", {API_ENV: "stand-in"}, arguments, reports / "stand-in.xml", data)
         for number, sources in enumerate(sources_dirs(), start=2):
             name = f"leg {number} (real KNIME, {sources.name})"
             if not sources.is_dir():
@@ -73,13 +113,15 @@ def main(arguments: list[str]) -> int:
                 code = code or int(in_ci)
                 continue
             env = {API_ENV: "real", SOURCES_ENV: str(sources)}
-            real_code, real = run_leg(name, env, ["-m", "knime_node", *arguments], reports / f"real-{number}.xml")
+            real_args = ["-m", "knime_node", *arguments]
+            real_code, real = run_leg(name, env, real_args, reports / f"real-{number}.xml", data)
             if real.skipped and in_ci:
                 print(f"{name} skipped {real.skipped} test(s): no node test may skip under the real API")
                 real_code = real_code or 1
             code, total = code or real_code, total + real
+        covered = report_coverage(data, enforce=not arguments)
     print(f"tests: {total.passed} passed, {total.failed} failed, {total.skipped} skipped")
-    return 1 if code else 0
+    return 1 if code or not covered else 0
 
 
 if __name__ == "__main__":

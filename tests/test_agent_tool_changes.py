@@ -10,7 +10,9 @@ import logging
 import shlex
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import anyio
 import pytest
@@ -20,7 +22,7 @@ from fixtures.python_servers import SERVERS_DIR, running_server
 from knime_mcp.agent.call_log import TOOLS_CHANGED
 from knime_mcp.agent.loop import AgentConfig
 from knime_mcp.calls.listing import list_server_tools
-from knime_mcp.config import ServerSpec
+from knime_mcp.config import Handshake, ServerSpec
 from knime_mcp.tools.tool import MCPTool
 from scripted_model import calls, offered, run_scripted, scripted, tool_texts
 
@@ -32,26 +34,40 @@ NAMELESS = ServerSpec(
 )
 
 
-@pytest.fixture(params=["stdio", "streamable-http"])
-def shifting(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerSpec]:
-    """A fresh shifting server (its tools change for good once a test changes them) over each transport."""
-    if request.param == "stdio":
-        yield ServerSpec(target=shlex.join(SHIFTING), name="shifting")
+@contextmanager
+def _shifting(transport: str, tmp_path: Path, handshake: Handshake | None = None) -> Iterator[ServerSpec]:
+    """A fresh shifting server (its tools change for good once a test changes them) over ``transport``; on the
+    ``initialize`` handshake it declares no ``tools.listChanged``, and notifies all the same."""
+    if transport == "stdio":
+        yield ServerSpec(target=shlex.join(SHIFTING), name="shifting", handshake=handshake)
         return
-    with running_server([*SHIFTING, "--port", "0"], tmp_path_factory.mktemp("shifting") / "server.log") as server:
-        yield ServerSpec(target=server.url, name="shifting")
+    with running_server([*SHIFTING, "--port", "0"], tmp_path / "server.log") as server:
+        yield ServerSpec(target=server.url, name="shifting", handshake=handshake)
+
+
+@pytest.fixture(params=["stdio", "streamable-http"])
+def shifting(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerSpec]:
+    with _shifting(request.param, tmp_path) as spec:
+        yield spec
 
 
 def _tools(spec: ServerSpec) -> list[MCPTool]:
     return anyio.run(lambda: list_server_tools(spec)).tools
 
 
-def test_a_tool_the_server_adds_during_a_call_is_offered_from_the_next_model_call(shifting: ServerSpec) -> None:
-    # Given a server whose tool `grow` adds `new_tool` and says so as an mcp 1.x server does, and a model calling both
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+@pytest.mark.parametrize("handshake", [None, "initialize"], ids=["declared", "undeclared"])
+def test_a_tool_the_server_adds_during_a_call_is_offered_from_the_next_model_call(
+    transport: str, handshake: Handshake | None, tmp_path: Path
+) -> None:
+    # Given a server whose tool `grow` adds `new_tool` and says so as an mcp 1.x server does (on the `initialize`
+    # handshake also without declaring `tools.listChanged`, as mcp 1.x servers do), and a model calling both
     model = scripted(calls(("c1", "grow", {})), calls(("c2", "new_tool", {})), AIMessage("Done."))
     # When the agent runs
-    run = run_scripted(model, _tools(shifting))
-    # Then the model is offered the new tool right after the call, the call runs, and the log notes the change
+    with _shifting(transport, tmp_path, handshake) as spec:
+        run = run_scripted(model, _tools(spec))
+    # Then the model is offered the new tool right after the call, the call runs (instead of coming back unknown),
+    # and the log notes the change
     assert "new_tool" not in offered(model, 0) and "new_tool" in offered(model, 1)
     assert [(entry.tool, entry.status) for entry in run.log] == [
         ("grow", "ok"),
@@ -84,10 +100,33 @@ def test_a_server_that_notifies_without_declaring_it_cannot_bring_back_the_tools
     model = scripted(calls(("c1", "grow", {})), AIMessage("Done."))
     # When the agent calls `grow`, which adds `grown` and notifies
     run = run_scripted(model, tools)
-    # Then the tools the table left out (`echo`) are not offered: with no listing from before the change, nothing
-    # tells them from new ones, so neither is offered
-    assert offered(model, 1) == ["grow"]
-    assert not [entry for entry in run.log if entry.tool == TOOLS_CHANGED]
+    # Then the tool it added is offered, and the tools the table left out (`echo`) are not: the server was listed as
+    # its session opened, so the listing after the change tells them apart
+    assert offered(model, 1) == ["grow", "grown"]
+    changes = [json.loads(entry.result or "") for entry in run.log if entry.tool == TOOLS_CHANGED]
+    assert changes == [{"added": ["grown"], "removed": []}]
+
+
+def test_a_chat_offers_a_tool_added_during_a_call_from_its_next_model_call(tmp_path: Path) -> None:
+    # Given a chat over a server that declares no `tools.listChanged` and adds a tool during `grow`
+    from knime_mcp.agent.chat_session import ChatSession
+
+    model = scripted(calls(("c1", "grow", {})), calls(("c2", "new_tool", {})), AIMessage("Done."))
+    with (
+        _shifting("stdio", tmp_path, "initialize") as spec,
+        ChatSession(model, _tools(spec), config=AgentConfig()) as chat,
+    ):
+        # When a turn calls `grow` and then the new tool
+        chat.send("Go.")
+        events = chat.events(0, wait=60)
+        while events[-1]["type"] != "turn_end":
+            later = chat.events(events[-1]["seq"], wait=60)
+            assert later, "the turn did not end"
+            events += later
+        log = chat.run().log
+    # Then the new tool was offered and ran in the same turn
+    assert "new_tool" in offered(model, 1)
+    assert [(entry.tool, entry.status) for entry in log][-1] == ("new_tool", "ok")
 
 
 def test_a_tool_listed_again_as_destructive_is_no_longer_offered_or_called_and_the_log_notes_why(

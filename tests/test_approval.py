@@ -14,7 +14,7 @@ from secrets import token_hex
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from fixtures.ledger import ledger
 from fixtures.ledger import ledger_tools as listed_ledger_tools
@@ -214,3 +214,101 @@ def test_a_run_nobody_can_approve_stops_awaiting_and_resumes_exactly_that_call(l
     third = scripted(AIMessage("Nothing to do."))
     _run(third, ledger_tools, approval=policy, approver=Person(), history=done)
     assert sorted(ledger(ledger_tools, key)) == ["delete_entry e1", "stamp s"]
+
+
+def test_calls_of_one_reply_that_share_an_id_are_each_decided_and_a_denied_one_is_never_made(
+    ledger_tools: list[MCPTool],
+) -> None:
+    # Given a model reply whose two calls share the id c1: the first deletes, the second stamps
+    key = _key()
+    person = Person(Decision("deny", reason="keep it"), Decision("approve"))
+    model = scripted(
+        calls(("c1", "delete_entry", {"key": key, "entry": "e1"}), ("c1", "stamp", {"key": key, "text": "s"})),
+        AIMessage("Stamped."),
+    )
+    # When a person denies the first and approves the second
+    run = _run(model, ledger_tools, approval=ApprovalPolicy(everything=True), approver=person)
+    # Then only the approved call reached the server: the approval of one never runs the other
+    assert ledger(ledger_tools, key) == ["stamp s"]
+    # And each call was asked about, logged and answered under an id of its own, which the model's message carries
+    ids = [request.call_id for request in person.asked]
+    assert ids[0] == "c1" and len(set(ids)) == 2
+    assert [(e.tool_call_id, e.tool, e.status, e.approval.choice) for e in run.log] == [
+        (ids[0], "delete_entry", "denied", "deny"),
+        (ids[1], "stamp", "ok", "approve"),
+    ]
+    asked = next(m for m in run.conversation.new_messages if isinstance(m, AIMessage) and m.tool_calls)
+    assert [call["id"] for call in asked.tool_calls] == ids
+    replies = [m for m in run.conversation.new_messages if isinstance(m, ToolMessage)]
+    assert [(m.tool_call_id, m.status) for m in replies] == [(ids[0], "error"), (ids[1], "success")]
+    assert "keep it" in replies[0].text
+
+
+def test_resumed_calls_that_share_an_id_are_decided_by_their_place_in_the_message(ledger_tools: list[MCPTool]) -> None:
+    # Given a conversation (data) that ends with two calls awaiting approval under one id
+    key = _key()
+    history = [
+        HumanMessage("Go."),
+        calls(("c1", "delete_entry", {"key": key, "entry": "e1"}), ("c1", "stamp", {"key": key, "text": "s"})),
+    ]
+    # When a person denies the first and approves the second
+    person = Person(Decision("deny"), Decision("approve"))
+    run = _run(scripted(AIMessage("Stamped.")), ledger_tools, approval=ApprovalPolicy(everything=True),
+               approver=person, history=history)  # fmt: skip
+    # Then each decision held for its own call only
+    assert ledger(ledger_tools, key) == ["stamp s"]
+    assert [(e.tool, e.status) for e in run.log] == [("delete_entry", "denied"), ("stamp", "ok")]
+
+
+def test_an_approval_column_deciding_by_an_id_that_several_awaiting_calls_share_is_a_clear_error() -> None:
+    # Given a conversation table (data) whose last message has two calls awaiting approval under one id
+    import pyarrow as pa
+
+    from knime_mcp.agent.approval_column import APPROVAL, table_approver
+
+    paused = calls(("c1", "delete_entry", {"entry": "e1"}), ("c1", "stamp", {"text": "s"}))
+    rows = Conversation(None, [HumanMessage("Go."), paused]).rows()
+    decided = [{**row, APPROVAL: None} for row in rows[:-1]] + [{**rows[-1], APPROVAL: '{"c1": "approve"}'}]
+    # When its Approval column decides by that id, Then it is refused: the decision cannot say which call it means
+    with pytest.raises(ConfigError, match="'c1'.*2 calls"):
+        table_approver(pa.Table.from_pylist(decided), messages_from_rows(rows))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "d\u0435lete_all",
+        "D\u0415L\u0415T\u0415",
+        "de\u0399ete",
+        "deIete",
+        "del\u200bete",
+        "\uff44\uff45\uff4c\uff45\uff54\uff45",
+        "\U0001d41d\U0001d41e\U0001d425\U0001d41e\U0001d42d\U0001d41e",
+    ],
+    ids=["cyrillic", "upper-cyrillic", "greek-iota", "ascii-capital-i", "zero-width", "fullwidth", "math-bold"],
+)
+def test_a_name_pattern_finds_a_tool_whose_name_only_looks_different(name: str) -> None:
+    tool = LocalTool(name=name, description="", input_schema={"type": "object"}, run=_workflow_run)
+    assert ApprovalPolicy(pattern="^delete").needs_approval(tool)
+    assert not ApprovalPolicy(pattern="^remove").needs_approval(tool)
+
+
+def test_a_server_tool_named_with_a_lookalike_letter_is_asked_about_and_a_denial_keeps_it_from_running() -> None:
+    # Given a server whose read-only-claiming `dеlete_all` has a Cyrillic е, and a pattern asking about delete tools
+    import shlex
+    import sys
+
+    from fixtures.python_servers import SERVERS_DIR
+    from knime_mcp.calls.listing import list_server_tools
+    from knime_mcp.config import ServerSpec
+
+    spec = ServerSpec(target=shlex.join([sys.executable, str(SERVERS_DIR / "lookalike_server.py")]), name="lookalike")
+    [tool] = run_sync(list_server_tools, spec).tools
+    person = Person(Decision("deny"))
+    model = scripted(calls(("c1", tool.name, {})), AIMessage("Left alone."))
+    # When the model calls it
+    run = _run(model, [tool], approval=ApprovalPolicy(pattern="delete"), approver=person)
+    # Then the person is asked, and the denied call is not made
+    assert [request.tool for request in person.asked] == [tool.name]
+    assert [(entry.status, entry.approval.choice) for entry in run.log] == [("denied", "deny")]
+    assert "everything deleted" not in "\n".join(tool_texts(run))

@@ -567,3 +567,37 @@ def test_a_token_a_tool_quotes_is_masked_in_the_error_that_stops_the_run(token_e
     # Then the error that stops the run says why, with the token masked
     assert "token *** is not valid here" in str(failed.value)
     assert "tok-canary-77e1b3" not in str(failed.value) + repr(failed.value.args)
+
+
+def test_numbers_json_cannot_carry_are_row_errors_and_the_other_rows_are_called(demo: dict[str, MCPTool]) -> None:
+    # Given temperatures written with Arabic-Indic and fullwidth digits (int() and float() read them as numbers), a
+    # NaN double (not a missing cell), and chart values as JSON text beyond the range of a double (Python reads 1e999
+    # as an infinity, which the SDK sent as null) or with more digits than Python reads (which stopped the run)
+    temperatures = pa.record_batch(
+        {
+            "value": pa.array(["\u0663", "\uff13", "25"]),
+            "nan": pa.array([1.0, 2.0, float("nan")]),
+            "from_unit": ["celsius"] * 3,
+            "to_unit": ["kelvin"] * 3,
+        }
+    )
+    charts = pa.record_batch({"values": ["[1e999]", "[1, -1e999]", "[" + "9" * 5000 + "]", "[1, 2]"]})
+    # When the caller runs with errors to a column
+    converted, _ = _run(demo["convert_temperature"], [temperatures], on_error="column")
+    nan, _ = _run(demo["convert_temperature"], [temperatures], on_error="column", mapping={"value": "nan"})
+    charted, _ = _run(demo["render_chart"], [charts], on_error="column")
+    # Then each such row is a row error naming parameter, column and value, never sent; the other rows are called
+    assert converted.column("Is error").to_pylist() == [True, True, False]
+    assert converted.column("Error").to_pylist()[:2] == [
+        f"parameter 'value' from column 'value': expected a number, got '{digit}', written with digits other than 0-9"
+        for digit in ("\u0663", "\uff13")
+    ]
+    assert converted.column("Result").to_pylist()[2] == "298.15"
+    assert nan.column("Is error").to_pylist() == [False, False, True]
+    assert nan.column("Error").to_pylist()[2].endswith("from column 'nan': expected a finite number, got nan")
+    assert charted.column("Is error").to_pylist() == [True, True, True, False]
+    errors = charted.column("Error").to_pylist()
+    assert "got text with 1e999, a number beyond the range of a double" in errors[0]
+    assert "got text with -1e999, a number beyond the range of a double" in errors[1]
+    assert "got text with 99999999999999999999... (5,000 characters), a number beyond" in errors[2]
+    assert charted.column("Image").to_pylist()[3].startswith(b"\x89PNG")

@@ -322,3 +322,35 @@ def test_a_tool_that_runs_only_as_a_task_is_called_as_tasks_for_three_rows_at_on
     assert [text.splitlines()[0] for text in frame["Result"]] == [f"# Research Report: {topic}" for topic in topics]
     assert not frame["Is error"].any()
     assert any("tool simulate-research-query: Gathering sources..." in message for _, message in ctx.progress)
+
+
+def test_numbers_json_cannot_carry_are_row_errors_in_the_error_column(demo_tools: knext.Table) -> None:
+    # Given temperatures written with Arabic-Indic and fullwidth digits, beyond the range of a double, and a NaN
+    # double (which KNIME keeps apart from a missing cell)
+    node = _caller(tool__name="convert_temperature", calls__on_error="COLUMN")
+    columns = {
+        "value": pa.array(["\u0663", "\uff13", "1e999", None, "25"]),
+        "from_unit": pa.array(["celsius"] * 5),
+        "to_unit": pa.array(["kelvin"] * 5),
+    }
+    data = knext.Table.from_pyarrow(pa.table(columns))
+    doubles = knext.Table.from_pyarrow(pa.table({**columns, "value": pa.array([float("nan"), None, 1e308, 1.0, 25.0])}))
+    ctx = ExecuteContext()
+    # When the node executes
+    (table,) = node_host.execute_node(node, ctx, data, demo_tools)
+    (from_doubles,) = node_host.execute_node(node, ExecuteContext(), doubles, demo_tools)
+    # Then each is its row's error, naming parameter, column and value, and the other rows are called
+    frame = table.to_pandas()
+    assert frame["Is error"].tolist() == [True, True, True, True, False]
+    errors = frame["Error"].tolist()
+    assert errors[0] == (
+        "parameter 'value' from column 'value': expected a number, got '\u0663', written with digits other than 0-9"
+    )
+    assert errors[1].endswith("got '\uff13', written with digits other than 0-9")
+    assert errors[2].endswith("expected a finite number, got '1e999'")
+    assert errors[3].endswith("required parameter 'value' has no value (column 'value' is missing)")
+    assert frame["Result"].tolist()[4] == "298.15"
+    assert ctx.warnings == ["4 of 5 rows failed; see the 'Error' column."]
+    doubled = from_doubles.to_pandas()
+    assert doubled["Is error"].tolist() == [True, True, False, False, False]
+    assert doubled["Error"].tolist()[0].endswith("from column 'value': expected a finite number, got nan")

@@ -215,3 +215,54 @@ def _controls(element: dict[str, Any]) -> list[dict[str, Any]]:
     for child in element.get("elements", []):
         found += _controls(child)
     return found
+
+
+# -- a Base URL from a flow variable is data ------------------------------------------------------------------------
+
+
+def _flow_variable_ctx(base_url: str) -> ExecuteContext:
+    """A workflow whose flow variable ``model_url`` set the Base URL (KNIME applies it before the node sees it)."""
+    ctx = ExecuteContext({"llm": ("", API_KEY)})
+    ctx.flow_variables["model_url"] = base_url
+    return ctx
+
+
+def test_a_base_url_from_a_flow_variable_is_never_sent_the_api_key(demo_tools_table: Any) -> None:
+    # Given a connector whose Base URL a flow variable set, pointing at a model server that records the keys it gets
+    with scripted.ScriptedEndpoint("openai", [scripted.answer("Hello.")]) as endpoint:
+        connector = _connector(base_url=endpoint.base_url, credential="llm")
+        # When the connector and an Agent Prompter behind it execute
+        with pytest.raises(knext.InvalidParametersError) as refused:
+            (port,) = node_host.execute_node(connector, _flow_variable_ctx(endpoint.base_url))
+            run_agent_node(agent_node("Hi."), ExecuteContext({"llm": ("", API_KEY)}), port, demo_tools_table)
+    # Then the connector refuses, naming the flow variable and the switch that trusts it, and no key went anywhere
+    assert endpoint.keys() == []
+    assert "flow variable 'model_url'" in str(refused.value)
+    assert "Trust a Base URL from a flow variable" in str(refused.value)
+    assert API_KEY not in str(refused.value)
+
+
+def test_a_base_url_from_a_flow_variable_reaches_only_public_addresses(demo_tools_table: Any) -> None:
+    # Given a connector without a key whose Base URL a flow variable set to a server on this machine
+    with scripted.ScriptedEndpoint("openai", [scripted.answer("Hello.")]) as endpoint:
+        connector = _connector(base_url=endpoint.base_url, credential=NO_API_KEY)
+        (port,) = node_host.execute_node(connector, _flow_variable_ctx(endpoint.base_url))
+        # When the Agent Prompter runs with it, Then the SSRF guard refuses the loopback address before any request
+        with pytest.raises(knext.InvalidParametersError) as refused:
+            run_agent_node(agent_node("Hi."), ExecuteContext(), port, demo_tools_table)
+    assert endpoint.received == []
+    assert "points to 127.0.0.1, a loopback address" in str(refused.value)
+    assert "flow variable 'model_url'" in str(refused.value)
+
+
+def test_a_trusted_base_url_from_a_flow_variable_is_sent_the_api_key(demo_tools_table: Any) -> None:
+    # Given a connector whose Base URL a flow variable set, and the switch that trusts it on
+    with scripted.ScriptedEndpoint("openai", [scripted.answer("Hello.")]) as endpoint:
+        connector = _connector(base_url=endpoint.base_url, credential="llm", trust_flow_variable=True)
+        (port,) = node_host.execute_node(connector, _flow_variable_ctx(endpoint.base_url))
+        # When the Agent Prompter runs with it, Then the model answers and got the key, as from a typed Base URL
+        conversation, _ = run_agent_node(
+            agent_node("Hi."), ExecuteContext({"llm": ("", API_KEY)}), port, demo_tools_table
+        )
+    assert conversation["Content"].iloc[-1] == "Hello."
+    assert endpoint.keys() == [("authorization", API_KEY)]

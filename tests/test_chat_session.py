@@ -307,3 +307,21 @@ def test_a_chat_with_history_shows_it_first(demo_tools: list[MCPTool]) -> None:
     assert events[0]["seq"] == len(earlier) + 1
     assert [e["text"] for e in events if e["type"] in ("user", "assistant")] == ["Thanks.", "Bye."]
     assert [m.text for m in model.requests[0][0] if m.type == "human"] == ["Echo hi.", "Thanks."]
+
+
+def test_a_tasks_status_messages_come_as_progress_events_between_its_start_and_end(
+    everything_stdio_command: list[str],
+) -> None:
+    # Given server-everything's research tool, which runs only as an MCP task and says each stage as its status
+    tools = _tools(ServerSpec(target=shlex.join(everything_stdio_command), name="everything"))
+    model = scripted(calls(("c1", "simulate-research-query", {"topic": "KNIME"})), AIMessage("Researched."))
+    with ChatSession(model, tools, config=AgentConfig()) as session:
+        events = _turn(session, "Research KNIME.")
+    # Then each status polled came once, as a progress event of the tool, while the call ran
+    kinds = [event["type"] for event in events]
+    progress = [event for event in events if event["type"] == "progress"]
+    assert progress and kinds.index("tool_start") < kinds.index("progress")
+    assert kinds.index("tool_end") == progress[-1]["seq"] - events[0]["seq"] + 1
+    assert {event["tool"] for event in progress} == {"simulate-research-query"}
+    texts = [event["text"] for event in progress]
+    assert len(set(texts)) == len(texts) and all(text.endswith("...") for text in texts)

@@ -6,15 +6,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from fixtures.npm_install import npm_ci
 from view_harness import PAGE_DIR, PAGE_FILES
 
 FRONTEND = Path(__file__).resolve().parent.parent / "frontend" / "chat_view"
 
 
 def test_the_committed_page_is_what_the_sources_build_to(tmp_path: Path) -> None:
-    if not (FRONTEND / "node_modules").is_dir():
-        npm_ci = ["npm", "ci", "--no-audit", "--no-fund"]
-        subprocess.run(npm_ci, cwd=FRONTEND, check=True, capture_output=True, timeout=600)
+    npm_ci(FRONTEND, (FRONTEND / "node_modules").is_dir)
     subprocess.run(["node", "build.mjs", str(tmp_path)], cwd=FRONTEND, check=True, capture_output=True, timeout=120)
     for name in PAGE_FILES:
         assert (tmp_path / name).read_bytes() == (PAGE_DIR / name).read_bytes(), f"{name} differs: run build.sh"

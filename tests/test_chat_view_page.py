@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 
 from fakes.fake_chat_session import FakeChatSession
 from nodes._chat_service import ChatViewService
-from view_harness import PAGE_FILES, ViewHost, headless_chromium, idle, network_requests, open_chat, say, shown
+from view_harness import PAGE_FILES, ViewHost, headless_chromium, idle, network_requests, open_chat, say, shown, until
 
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "chat-view.png"
 UPDATE_SCREENSHOT_ENV = "KNIME_MCP_UPDATE_SCREENSHOT"
@@ -290,3 +290,43 @@ def test_a_sign_in_link_shows_with_the_server_and_opens_on_a_click(browser: Chro
         assert shown(browser, ".message.error").text == "Sign in to notes, then send your message again."
         link.click()
         assert browser.execute_script("return window.opened") == [[url, "_blank", "noopener,noreferrer"]]
+
+
+def test_a_multi_select_field_is_answered_with_the_chosen_values(browser: Chrome) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "Alpha"}, {"const": "b"}]},
+                     "default": ["b"]},
+        },
+    }  # fmt: skip
+
+    def script(session: FakeChatSession, text: str) -> None:
+        session.emit("form", form_id="m1", server="asking", message="Pick.", schema=schema, url=None)
+        session.wait_for(lambda: session.answers.get("m1"))
+
+    session = FakeChatSession(script)
+    with chat(browser, session):
+        say(browser, "pick")
+        card = shown(browser, ".card.form")
+        options = card.find_elements(By.CSS_SELECTOR, "select[name=tags][multiple] option")
+        assert [(option.text, option.is_selected()) for option in options] == [("Alpha", False), ("b", True)]
+        options[0].click()  # chosen too, beside the default
+        card.find_element(By.CSS_SELECTOR, "button.accept").click()
+        idle(browser)
+        assert session.answers["m1"] == {"action": "accept", "content": {"tags": ["a", "b"]}}
+
+
+def test_a_calls_progress_and_a_tasks_status_show_in_the_status_line(browser: Chrome) -> None:
+    def script(session: FakeChatSession, text: str) -> None:
+        session.emit("tool_start", call_id="r1", tool="research", server="everything", kind="mcp", arguments={})
+        session.emit("progress", tool="research", text="Analyzing content...")
+        session.wait_for(lambda: session.stopped)
+
+    session = FakeChatSession(script)
+    with chat(browser, session):
+        say(browser, "research")
+        status = browser.find_element(By.CSS_SELECTOR, ".status")
+        until(browser, lambda: status.text == "research: Analyzing content...")
+        browser.find_element(By.CSS_SELECTOR, ".stop").click()
+        idle(browser)

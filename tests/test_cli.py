@@ -218,6 +218,15 @@ def test_usage_errors_are_found_before_connecting(capsys: pytest.CaptureFixture[
     assert code == 2 and err.startswith("Error:") and "sk-literal" not in err
 
 
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_a_number_json_cannot_carry_in_args_is_refused_not_sent_as_null(
+    capsys: pytest.CaptureFixture[str], number: str
+) -> None:
+    # Python reads 1e999 as infinity and the SDK would send it as null: refused before connecting
+    code, _, err = run_cli(capsys, "call", _UNREACHABLE, "add", "--args", f'{{"a": {number}, "b": 1}}')
+    assert code == 2 and err.startswith(f"Error: --args has {number}"), err
+
+
 def test_a_header_secret_given_as_an_env_reference_is_accepted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, demo_http_url: str
 ) -> None:

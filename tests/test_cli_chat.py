@@ -95,7 +95,13 @@ def terminal(marks: Path) -> Iterator[tuple[_Terminal, ScriptedEndpoint]]:
             sys.executable, "-m", "knime_mcp", "chat", chat_server, asking_server, "--provider", "ollama",
             "--base-url", endpoint.base_url, "--model", "llama3.2", "--ask-pattern", "^whoami$",
         ]  # fmt: skip
-        term = _Terminal(argv)
+        # The chat inherits SIGINT ignored, as every child of a script's background job does (the test command run
+        # so: Ctrl-C was lost twice): on its terminal it takes Ctrl-C back, which stops its answers
+        inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            term = _Terminal(argv)
+        finally:
+            signal.signal(signal.SIGINT, inherited)
         try:
             yield term, endpoint
         finally:
@@ -145,3 +151,48 @@ def test_a_chat_on_the_terminal_streams_asks_and_stops_a_turn_with_ctrl_c(
     # The model heard the approved call's result, and the person's answers reached the server
     assert len(endpoint.received) == 5
     assert "Hello, Ada!" in endpoint.dialect.tool_results(endpoint.received[3].body)[-1][1]
+
+
+def test_a_chat_on_the_terminal_shows_a_hostile_form_reduced_a_tasks_statuses_and_a_result_as_lines(
+    everything_stdio_command: list[str],
+) -> None:
+    # Given a server whose form has titles, labels and defaults that are not text, and server-everything's research
+    # tool, which runs only as an MCP task, says each stage as its status and answers a Markdown report
+    replies = [
+        tool_calls(("c1", "odd_form", {})), answer("Thanks."),
+        tool_calls(("c2", "simulate-research-query", {"topic": "KNIME"})), answer("Researched."),
+    ]  # fmt: skip
+    forms = shlex.join([sys.executable, str(SERVERS_DIR / "hostile_form_server.py")])
+    with ScriptedEndpoint("ollama", replies) as endpoint:
+        argv = [
+            sys.executable, "-m", "knime_mcp", "chat", forms, shlex.join(everything_stdio_command),
+            "--provider", "ollama", "--base-url", endpoint.base_url, "--model", "llama3.2",
+        ]  # fmt: skip
+        term = _Terminal(argv)
+        try:
+            term.expect("> ")
+            # When the model calls the form's tool, the form is asked field by field, without the odd parts
+            term.type("Ask me.\n")
+            assert "Tell me about you." in term.expect("Fill it in? [y = accept / n = decline / c = cancel] ")
+            term.type("y\n")
+            for prompt, typed in [
+                ("name (string; required): ", "Ada"), ("Colour (string; one of red, green): ", "green"),
+                ("size (string; one of s, l (Large)): ", "l"), ("count (integer): ", "2"),
+                ("tags (array; one or more of a, b, separated by commas): ", "a, b"),
+            ]:  # fmt: skip
+                term.expect(prompt)
+                term.type(f"{typed}\n")
+            shown = term.expect("Thanks.")
+            assert "accept: {'name': 'Ada', 'colour': 'green', 'size': 'l', 'count': 2, 'tags': ['a', 'b']}" in shown
+            # And when it calls the task tool, each status it saw shows as a progress line, and the report as lines
+            term.expect("> ")
+            term.type("Research KNIME.\n")
+            shown = term.expect("Researched.")
+            statuses = [line for line in shown.splitlines() if line.startswith("[simulate-research-query: ")]
+            assert statuses and all(line.endswith("...]") for line in statuses), shown
+            assert "\n  # Research Report: KNIME\n" in shown and "\\u000a" not in shown
+            term.expect("> ")
+            term.type("/exit\n")
+            assert term.wait() == 0
+        finally:
+            term.close()

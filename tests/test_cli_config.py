@@ -83,6 +83,7 @@ def test_a_literal_secret_in_the_file_is_refused_never_shown(
     path.write_text(json.dumps({"servers": {"s": {"command": "npx", "env": {"OPENAI_API_KEY": secret}}}}))
     code, out, err = run_cli(capsys, "tools", "--config", str(path))
     assert code != 0 and "'OPENAI_API_KEY'" in err and "${OPENAI_API_KEY}" in err
+    assert "${input:" not in err and "KNIME" not in err, "the command line takes no KNIME credential"
     assert secret not in out + err
 
 
@@ -110,3 +111,92 @@ def test_the_catalog_commands_take_one_configured_server(
     assert code == 0 and listed in out
     code, _, err = run_cli(capsys, command, "--config", config_file)
     assert code == 2 and "--server NAME" in err and "'local'" in err and "'remote'" in err
+
+
+def _input_config(tmp_path: Path, servers: dict[str, object], inputs: list[str]) -> str:
+    path = tmp_path / "mcp.json"
+    declared = [{"id": name, "type": "promptString", "password": True} for name in inputs]
+    path.write_text(json.dumps({"servers": servers, "inputs": declared}), encoding="utf-8")
+    return str(path)
+
+
+def test_an_input_of_the_config_is_read_from_the_environment_variable_its_message_names(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    auth_server_url: str,
+    auth_token: str,
+) -> None:
+    # Given a VS Code configuration whose server takes its bearer token from the input 'mcp-token'
+    header = {"Authorization": "Bearer ${input:mcp-token}"}
+    config = _input_config(tmp_path, {"secure": {"type": "http", "url": auth_server_url, "headers": header}},
+                           ["mcp-token"])  # fmt: skip
+    # When nobody is at the terminal and the variable is not set, Then the message names the variable to set
+    monkeypatch.delenv("KNIME_MCP_INPUT_MCP_TOKEN", raising=False)
+    code, _, err = run_cli(capsys, "tools", "--config", config, "--format", "json")
+    assert code == 3 and "KNIME_MCP_INPUT_MCP_TOKEN" in err and "'mcp-token'" in err and "KNIME credential" not in err
+    # When the variable holds the token, Then the server's tools are listed, and the table names only the variable
+    monkeypatch.setenv("KNIME_MCP_INPUT_MCP_TOKEN", auth_token)
+    code, out, err = run_cli(capsys, "tools", "--config", config, "--format", "json")
+    assert code == 0 and "echo" in _names(out), err
+    assert auth_token not in out + err and "${KNIME_MCP_INPUT_MCP_TOKEN}" in out
+
+
+def test_an_input_of_the_config_is_asked_for_on_the_terminal_without_echo(tmp_path: Path) -> None:
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    from fixtures.python_servers import SERVERS_DIR
+
+    # Given a stdio server whose API_TOKEN is the input 'tok', and a person at a terminal (a pty)
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVERS_DIR / "env_echo_server.py")],
+        "env": {"API_TOKEN": "${input:tok}"},
+    }
+    config = _input_config(tmp_path, {"echo": server}, ["tok"])
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KNIME_MCP_INPUT_")}
+    primary, secondary = os.openpty()
+    code = "import sys; from knime_mcp.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, "call", "--config", config, "token_digest"],
+        stdin=secondary, stdout=subprocess.PIPE, stderr=secondary, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(secondary)
+    try:
+        # When it asks, and the person types the secret
+        seen = b""
+        while b"tok" not in seen or not seen.rstrip().endswith(b":"):
+            seen += os.read(primary, 1024) or b""
+        os.write(primary, b"typed-secret-1f2e\n")
+        out, _ = process.communicate(timeout=120)
+        while True:
+            try:
+                more = os.read(primary, 1024)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+    finally:
+        os.close(primary)
+        process.kill() if process.poll() is None else None
+    # Then the server had it, the prompt named the variable that could hold it, and the terminal never showed it
+    assert process.returncode == 0 and hashlib.sha256(b"typed-secret-1f2e").hexdigest() in out.decode()
+    assert b"KNIME_MCP_INPUT_TOK" in seen and b"typed-secret-1f2e" not in seen
+
+
+def test_agent_and_tools_name_the_tools_of_a_config_alike(capsys: pytest.CaptureFixture[str], config_file: str) -> None:
+    import anyio
+
+    from knime_mcp.cli.agent import agent_setup
+    from knime_mcp.cli.main import _parser
+
+    # Given the demo server twice in one configuration, as 'local' (stdio) and 'remote' (http)
+    code, out, _ = run_cli(capsys, "tools", "--config", config_file, "--format", "json")
+    words = ["agent", "--config", config_file, "--provider", "ollama", "--model", "m", "--prompt", "hi"]
+    setup = agent_setup(_parser().parse_args(words), [], io.StringIO())
+    # Then the agent offers its tools under the names the tools table gives them
+    assert code == 0 and sorted(tool.name for tool in anyio.run(setup.tools, None)) == sorted(_names(out))

@@ -28,7 +28,7 @@ def test_http_tools_sends_a_credential_to_the_server_a_document_file_names_only_
 ) -> None:
     source = str(oas_examples / "3.0/json/petstore.json")
     code, _, err = run_cli(capsys, "http-tools", source, "--auth", "bearer", "--secret", "${PETSTORE_KEY}")
-    assert code != 0 and "Set Base URL to http://petstore.swagger.io/v2" in err
+    assert code != 0 and "Pass --base-url http://petstore.swagger.io/v2" in err and "Base URL" not in err
 
 
 def test_http_tools_writes_json_with_the_base_url_prefix_and_api_key_auth(
@@ -109,3 +109,36 @@ def test_http_tools_reads_no_document_larger_than_max_document_mb(
     code, _, err = run_cli(capsys, "http-tools", str(big), "--max-document-mb", "1")
     assert code != 0 and "larger than 1 MB" in err
     assert run_cli(capsys, "http-tools", str(big), "--max-document-mb", "2")[0] == 0
+
+
+def test_tools_renamed_for_a_clash_are_one_note_naming_each_tools_server_and_prefix(
+    capsys: pytest.CaptureFixture[str], http_api_url: str
+) -> None:
+    # Given an API whose document gives several operations the same name
+    code, _, err = run_cli(capsys, "http-tools", f"{http_api_url}/openapi.json", "--format", "json")
+    # Then one note lists the renamed tools, says which server each one and the tool it clashes with are from, and
+    # names --prefix
+    renamed = [line for line in err.splitlines() if "renamed" in line]
+    assert code == 0 and len(renamed) == 1, err
+    assert "--prefix" in renamed[0] and "name prefix per server" not in renamed[0]
+    assert renamed[0].count("of Pet store test API") >= 2
+
+
+def test_call_openapi_file_of_a_local_api_says_to_give_base_url(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, http_api_url: str
+) -> None:
+    import urllib.request
+
+    # Given the local pet store API's document saved to a file
+    document = tmp_path / "api.json"
+    with urllib.request.urlopen(f"{http_api_url}/openapi.json", timeout=30) as answer:
+        document.write_bytes(answer.read())
+    argv = ["call", "--openapi", str(document), "getPet", "--args", '{"pet_id": "1"}']
+    # When a tool of it is called, Then the refusal says how to call the API there, in the command line's words
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 3 and f"--base-url {http_api_url}" in err, err
+    for knime_words in ("Base URL", "Tool Provider", "KNIME credential", "caller nodes", "node setting"):
+        assert knime_words not in err
+    # And with --base-url the API is called there
+    code, out, err = run_cli(capsys, *argv, "--base-url", http_api_url)
+    assert code in (0, 4) and "--base-url" not in err, err

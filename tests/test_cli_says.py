@@ -142,3 +142,15 @@ def test_a_table_format_usage_error_comes_before_any_heavy_import(argv: list[str
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["2", "[]"], done.stdout + done.stderr
     assert done.stderr.startswith("Error: --")
+
+
+def test_a_declined_sampling_request_is_explained_in_the_command_lines_words(
+    capsys: pytest.CaptureFixture[str], everything_stdio_command: list[str]
+) -> None:
+    argv = ["call", "--", *everything_stdio_command, "--", "trigger-sampling-request", "--args", '{"prompt": "Hi"}']
+    _, out, err = run_cli(capsys, *argv)
+    # The server's result quotes the reason it was given, which says what the command line does
+    assert "on the command line knime-mcp answers none" in out
+    # and the warning on stderr speaks the command line's words only
+    said = [line for line in err.splitlines() if "sampling" in line]
+    assert said and all("knime-mcp answers none" in line and "'Answer sampling" not in line for line in said), err

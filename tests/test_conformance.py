@@ -31,8 +31,9 @@ SCENARIOS = {"0.1.16": 26, "0.2.0-alpha.12": 48}
 @pytest.fixture(scope="module")
 def suite(npm_peers: NodePeers) -> None:
     """The pinned suites installed (``npm ci`` when a tree from before them has the other peers only)."""
-    if not all((PEERS / "node_modules" / alias / "dist" / "index.js").is_file() for alias in VERSIONS.values()):
-        _install_peers()
+    _install_peers(
+        lambda: all((PEERS / "node_modules" / alias / "dist" / "index.js").is_file() for alias in VERSIONS.values())
+    )
 
 
 @pytest.fixture(scope="module")

@@ -148,10 +148,60 @@ def test_a_row_whose_json_text_is_too_deep_is_that_rows_error_naming_parameter_a
         plan.build({"data": [deep]}, 0)
 
 
-@pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT])
+@pytest.mark.parametrize("value", [None, pd.NA, pd.NaT])
 def test_every_form_of_a_missing_cell_is_missing(value: object) -> None:
     assert is_missing(value)
     assert to_json(value, INTEGER) is None
+
+
+@pytest.mark.parametrize("value", [math.nan, np.nan, np.float32("nan")])
+@pytest.mark.parametrize("schema", [NUMBER, STRING, {}, {"type": "array", "items": NUMBER}])
+def test_a_nan_double_is_a_value_json_cannot_carry_not_a_missing_cell(value: object, schema: dict[str, Any]) -> None:
+    # Given a double cell that holds NaN (KNIME keeps it apart from a missing cell, which arrives as None), alone or
+    # in a list cell
+    cell = [1.0, value] if schema.get("type") == "array" else value
+    assert not is_missing(value)
+    # When it is converted, Then it is refused, instead of leaving its parameter out or being sent as null or "nan"
+    with pytest.raises(ConversionError, match="expected a finite number, got nan"):
+        to_json(cell, schema)
+
+
+@pytest.mark.parametrize("text", ["\u0663", "\uff13", "\u0663.5", "1\u0665", "\u0967", "\U0001d7d1"])
+@pytest.mark.parametrize(("schema", "name"), [(INTEGER, "an integer"), (NUMBER, "a number")])
+def test_number_text_with_digits_other_than_0_to_9_is_refused_not_read_as_a_number(
+    text: str, schema: dict[str, Any], name: str
+) -> None:
+    # Given text written with Arabic-Indic, fullwidth, Devanagari or mathematical digits, which Python's int() and
+    # float() read as numbers but JSON and every tool read as text
+    # When it is converted for a number parameter, Then it is refused, saying why
+    with pytest.raises(ConversionError, match=f"^expected {name}, got '.*', written with digits other than 0-9$"):
+        to_json(text, schema)
+
+
+@pytest.mark.parametrize("text", ["1_000", "0x10", "inf", "-Infinity", "nan"])
+def test_number_text_that_is_no_json_number_is_refused(text: str) -> None:
+    with pytest.raises(ConversionError, match="^expected a number, got"):
+        to_json(text, NUMBER)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown", "schema"),
+    [
+        ("[1e999]", "1e999", INTEGERS),
+        ("[-1e999]", "-1e999", {"type": "array"}),
+        ('{"a": {"b": 1.5e400}}', "1.5e400", {"type": "object"}),
+        ("[" + "9" * 400 + "]", "9999", {"type": "array"}),  # an integer beyond the range of a double
+        ("[" + "9" * 5000 + "]", "9999", INTEGERS),  # past Python's 4,300-digit limit for reading integers
+    ],
+    ids=["1e999", "-1e999", "nested", "400 digits", "5000 digits"],
+)
+def test_json_text_with_a_number_beyond_the_range_of_a_double_is_refused_not_sent_as_null(
+    text: str, shown: str, schema: dict[str, Any]
+) -> None:
+    # Given JSON text with a number Python reads as an infinity (sent as null) or an integer no double holds
+    # When it is converted, Then it is refused naming the number, never a ValueError that would stop the whole run
+    with pytest.raises(ConversionError, match=f"got text with {shown}.*, a number beyond the range of a double$"):
+        to_json(text, schema)
 
 
 def test_a_union_keeps_a_value_whose_own_type_it_allows() -> None:
@@ -237,7 +287,22 @@ def test_a_missing_cell_omits_an_optional_parameter() -> None:
 def test_a_missing_cell_for_a_required_parameter_is_a_row_error_naming_parameter_and_column() -> None:
     plan = ArgumentPlan(_tool(ADD), ["a", "b"])
     with pytest.raises(ArgumentError, match="required parameter 'b' has no value \\(column 'b' is missing\\)"):
-        plan.build({"a": [1], "b": [math.nan]}, 0)
+        plan.build({"a": [1], "b": [None]}, 0)
+
+
+def test_a_nan_cell_for_an_optional_parameter_is_a_row_error_not_left_out() -> None:
+    plan = ArgumentPlan(_tool({"type": "object", "properties": {"x": NUMBER}}), ["x"])
+    with pytest.raises(ArgumentError, match="^parameter 'x' from column 'x': expected a finite number, got nan$"):
+        plan.build({"x": [math.nan]}, 0)
+
+
+@pytest.mark.parametrize(
+    ("template", "shown"),
+    [('{"a": 1e999, "b": 1}', "1e999, a number beyond the range of a double"), ('{"a": NaN}', "NaN, which is not")],
+)
+def test_a_mapping_with_a_number_json_cannot_carry_is_a_setting_error(template: str, shown: str) -> None:
+    with pytest.raises(ConfigError, match=f"^The argument mapping holds a number JSON cannot carry: {shown}"):
+        ArgumentPlan(_tool(ADD), ["a", "b"], mapping=template)
 
 
 def test_a_cell_that_cannot_convert_is_a_row_error_naming_parameter_and_column() -> None:

@@ -212,8 +212,8 @@ async def test_the_provider_gives_odd_tool_names_unique_model_safe_names_and_a_n
     assert [tool.tool_name for tool in listing.tools][4:] == ["get_data", "get data", "get.data"]
     assert listing.notes[-2:] == [
         "get_data_3: name 'get.data' changed to 'get_data': models accept only letters, digits, _ and -, at most 64",
-        f"get_data_3: name 'get_data' is also used by tool 'get_data' of {spec.display_name}; renamed to "
-        "'get_data_3'. Set a name prefix per server to choose distinct names.",
+        f"get_data_3: name 'get_data' of tool 'get.data' of {spec.display_name} is also used by tool 'get_data' of "
+        f"{spec.display_name}; renamed to 'get_data_3'. Set a name prefix per server to choose distinct names.",
     ]
 
 

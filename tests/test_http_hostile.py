@@ -24,12 +24,13 @@ from knime_mcp.calls.dispatch import CallOutcome, Dispatcher, RetryPolicy
 from knime_mcp.calls.listing import ToolListing, list_http_tools
 from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import AuthRef, ServerSpec
-from knime_mcp.errors import ConfigError
-from knime_mcp.http import HttpOperation, HttpParameter, schemas
+from knime_mcp.errors import ConfigError, ToolCallError
+from knime_mcp.http import HttpOperation, HttpParameter, call, schemas
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from knime_mcp.http.schemas import MAX_SCHEMA_VALUES
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.seal import is_sealed_here, seal_spec
+from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 SECRET_VARIABLE = "KNIME_MCP_TEST_HOSTILE_KEY"
@@ -55,6 +56,10 @@ class FakeOrigin:
     seen: list[Seen] = field(default_factory=list)
     gzip: bool = False
     """Send bodies gzip-encoded to a client that accepts it, as most servers and CDNs do."""
+    streamed: dict[str, int] = field(default_factory=dict)
+    """Paths answered with this many MB of JSON text, sent 64 KB at a time until the client stops reading."""
+    sent: int = 0
+    """Bytes of streamed answers written so far."""
 
     def saw_secret(self) -> bool:
         return any(SECRET in " ".join([each.target, *each.headers.values()]) for each in self.seen)
@@ -66,6 +71,8 @@ def _handler(origin: FakeOrigin) -> type[BaseHTTPRequestHandler]:
             origin.seen.append(Seen(self.command, self.path, dict(self.headers.items())))
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length)
+            if self.path in origin.streamed:
+                return self._stream(origin.streamed[self.path] * 1_000_000)
             document = origin.documents.get(self.path)
             body = (document if document is not None else '{"ok": true}').encode()
             self.send_response(200)
@@ -76,6 +83,20 @@ def _handler(origin: FakeOrigin) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def _stream(self, size: int) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(size + 2))
+            self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                self.wfile.write(b'"')
+                while origin.sent < size:
+                    origin.sent += self.wfile.write(chunk[: size - origin.sent])
+                self.wfile.write(b'"')
+            except ConnectionError:
+                pass  # the client stopped reading
 
         do_GET = do_POST = do_PUT = do_DELETE = _answer
 
@@ -352,3 +373,59 @@ def test_a_document_larger_than_the_limit_is_not_read(
     (tmp_path / "big.json").write_text(_document(description="x" * MAX_DOCUMENT_BYTES))
     with pytest.raises(ConfigError, match="larger than 10 MB"):
         _list(str(tmp_path / "big.json"), base_url="https://api.example.com")
+
+
+# -- 7: a document that claims its writing operations are safe --------------------------------------------------------
+
+SAFE_CLAIM = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
+"""What a hostile document says of every operation: it reads only, changes nothing, may be repeated."""
+
+
+def test_a_document_cannot_make_a_writing_operation_read_only_or_a_delete_non_destructive(
+    fake_origins: tuple[FakeOrigin, FakeOrigin],
+) -> None:
+    home, _ = fake_origins
+    # Given a document that says of each of its operations that it only reads and destroys nothing
+    methods = ("get", "post", "put", "patch", "delete")
+    paths = {"/items": {method: {"operationId": method, "x-mcp-annotations": SAFE_CLAIM} for method in methods}}
+    document = {"openapi": "3.0.3", "info": {"title": "shop", "version": "1"}, "paths": paths}
+    # When its tools are listed with the Agent Prompter's default policy (block destructive tools)
+    listing = _list(_served(home, json.dumps(document)), policy=ToolPolicy())
+    # Then the method's facts win: only GET is read-only, and of the methods that write only a POST may say it only
+    # adds (PUT, PATCH and DELETE overwrite or remove what is there), so the policy offers GET and POST only
+    assert [tool.name for tool in listing.tools] == ["get", "post"]
+    hints = {tool.name: (tool.annotations.read_only, tool.annotations.destructive) for tool in listing.tools}
+    assert hints == {"get": (True, False), "post": (False, False)}
+    everything = _list(_served(home, json.dumps(document))).tools
+    annotations = {tool.name: tool.annotations for tool in everything}
+    assert [name for name, hint in annotations.items() if hint.read_only] == ["get"]
+    assert {name for name, hint in annotations.items() if hint.destructive} == {"put", "patch", "delete"}
+    assert all(hint.idempotent for hint in annotations.values())  # a claim the method leaves open (retries: by method)
+    # And the listing says which claims were ignored, and why
+    notes = " ".join(_list(_served(home, json.dumps(document))).notes)
+    assert "delete: its x-mcp-annotations readOnlyHint: true is ignored: a DELETE may write" in notes
+    assert "delete: its x-mcp-annotations destructiveHint: false is ignored: a DELETE removes what is there" in notes
+    assert "put: its x-mcp-annotations destructiveHint: false is ignored" in notes
+    assert "post: its x-mcp-annotations readOnlyHint: true is ignored: a POST may write" in notes
+    assert "get:" not in notes and "post: its x-mcp-annotations destructiveHint" not in notes
+
+
+# -- 8: an answer larger than knime-mcp reads -----------------------------------------------------------------------
+
+
+def test_an_answer_of_50_mb_past_the_limit_is_refused_before_it_is_read_whole(
+    fake_origins: tuple[FakeOrigin, FakeOrigin], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, _ = fake_origins
+    # Given a limit of 1 MiB per answer (lowered so the test need not send 64 MiB), and an API whose GET /big answers
+    # with 50 MB of JSON text, streamed
+    monkeypatch.setattr(call, "MAX_MESSAGE_BYTES", 2**20)
+    home.streamed["/v1/users/big/profile"] = 50
+    # When its tool is called
+    outcome = _call(_profile_tool(home.url), {"id": "big", "suffix": ""})
+    # Then the call fails saying what happened and what to do, as a reply over an MCP session's limit does
+    assert isinstance(outcome.error, ToolCallError)
+    assert str(outcome.error).startswith("The API's response is larger than knime-mcp reads (1 MiB); the call ran")
+    assert "Ask the API for less" in str(outcome.error)
+    # And the client stopped reading at the limit: the API got to send only a part of the 50 MB
+    assert home.sent < 25_000_000, f"the API sent {home.sent / 1e6:.0f} MB"

@@ -220,9 +220,11 @@ def test_x_mcp_annotations_replace_what_the_method_implies() -> None:
     hints = {"readOnlyHint": True, "openWorldHint": False}
     document = parse_document(_document({"/search": {"post": {"x-mcp-annotations": hints}}}), "doc")
     (tool,) = openapi_tools(document, base_url="https://x.example.com")
+    # A POST may write, so it is never read-only; one that says it only reads destroys nothing, as it says
     assert (tool.annotations.read_only, tool.annotations.destructive, tool.annotations.open_world) == (
-        True, False, False,
+        False, False, False,
     )  # fmt: skip
+    assert tool.notes == ("its x-mcp-annotations readOnlyHint: true is ignored: a POST may write",)
     wrong = parse_document(_document({"/s": {"post": {"x-mcp-annotations": {"readOnlyHint": "yes"}}}}), "doc")
     with pytest.raises(ConfigError, match="readOnlyHint of POST /s is not true or false"):
         openapi_tools(wrong, base_url="https://x.example.com")

@@ -4,9 +4,13 @@ HTTP answering with an event stream, as the npm server-everything does. Before, 
 
 from __future__ import annotations
 
+import tracemalloc
+import uuid
+
 import anyio
 import pytest
 
+from fixtures.fault_servers import fault_url
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import OutcomeUnknownError, ToolCallError
 from knime_mcp.mcp import transports
@@ -97,3 +101,33 @@ def test_a_request_the_server_turns_away_fails_at_once_and_the_session_goes_on(
         assert message in str(failed.value)
         assert "timed out" not in str(failed.value.__cause__)
         assert "small" in client.call_tool(tool, {parameter: "small"}).text
+
+
+@pytest.mark.anyio
+async def test_a_gzip_encoded_reply_is_held_to_the_limit_as_it_unpacks_not_as_it_came_over_the_wire(
+    fake_misbehaving_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a limit of 1 MiB per message (lowered as above), and a server whose tool answers with 50 MB of JSON,
+    # gzip-encoded: about 200 KB on the wire, under the limit as sent (which is what was counted before)
+    monkeypatch.setattr(transports, "MAX_MESSAGE_BYTES", 1024 * 1024)
+    spec = ServerSpec(target=fault_url(fake_misbehaving_url, "huge", mb=50, encoding="gzip", key=uuid.uuid4().hex))
+    async with McpClient(spec) as client:
+        # When the tool is called
+        tracemalloc.start()
+        try:
+            with pytest.raises(ToolCallError) as failed:
+                await client.call_tool("echo", {"text": "hi"})
+            _, most = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        # Then it is refused as a stdio line or a plain body past the limit is, saying what happened and what to do,
+        # without unpacking the 50 MB (before, all of it arrived, and a gzip bomb could fill the memory)
+        assert "larger than knime-mcp reads in one message: the tool ran" in str(failed.value)
+        assert "Ask the tool for less" in str(failed.value)
+        assert most < 16 * 1024 * 1024, f"the client held {most / 2**20:.0f} MiB"
+        # And the session goes on
+        assert [tool.tool_name for tool in await client.list_tools()] == ["echo"]
+    # While a gzip-encoded reply within the limit (1 MB) arrives whole
+    within = ServerSpec(target=fault_url(fake_misbehaving_url, "huge", mb=1, encoding="gzip", key=uuid.uuid4().hex))
+    async with McpClient(within) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).text == "0123456789" * 100_000

@@ -112,8 +112,9 @@ async def test_a_token_the_authorization_server_refuses_is_reported_once_with_it
     # When knime-mcp connects, then it says the authorization server refused the grant, and why
     with pytest.raises(ServerAuthError) as failed:
         await _whoami(_workload(jwt_bearer_server, token_file))
-    assert "refused the JWT bearer grant (invalid_grant: workload token not accepted" in str(failed.value)
+    assert "refused the JWT bearer grant (invalid_grant: workload token *** not accepted" in str(failed.value)
     assert "administrators" in (failed.value.hint or "") and token not in str(failed.value)
+    assert token.rsplit(".", 1)[1] not in f"{failed.value} {failed.value.hint}"  # the server quoted it: masked
     # And it asked once, without retrying or falling back to another grant
     assert _token_requests(jwt_bearer_server)[sent:] == ["token request: urn:ietf:params:oauth:grant-type:jwt-bearer"]
 
@@ -186,7 +187,7 @@ async def test_an_identity_provider_that_refuses_the_exchange_is_named_with_its_
         await _whoami(_id_jag(jwt_bearer_server), credentials=_credentials(expired))
     message = str(failed.value)
     assert f"identity provider at {issuer_of(jwt_bearer_server)}/idp/token refused to exchange" in message
-    assert "invalid_grant: ID token not accepted" in message and expired not in message
+    assert "invalid_grant: ID token *** not accepted" in message and expired not in message
     assert "sign in at the identity provider again" in (failed.value.hint or "")
 
 

@@ -4,14 +4,13 @@ authorization server offers it, against tests/servers/jwt_bearer_server.py start
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fixtures.jwt_bearer_servers import CLIENT_SECRET, IDP_CLIENT, KEY, issuer_of, signed_jwt
-from fixtures.python_servers import SERVERS_DIR, RunningServer, running_server
+from fixtures.jwt_bearer_servers import IDP_CLIENT, issuer_of, jwt_bearer, signed_jwt
+from fixtures.python_servers import RunningServer
 from knime_mcp.config import AuthRef, ServerSpec
 from knime_mcp.mcp.client import McpClient
 from test_oauth_grants import _credentials, _id_jag
@@ -21,9 +20,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_token_folder")]
 
 @pytest.fixture(scope="module")
 def dpop_jwt_bearer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    env = {"KNIME_MCP_TEST_JWT_KEY": KEY, "KNIME_MCP_TEST_CLIENT_SECRET": CLIENT_SECRET}
-    command = [sys.executable, str(SERVERS_DIR / "jwt_bearer_server.py"), "--dpop"]
-    with running_server(command, tmp_path_factory.mktemp("jwt-bearer-dpop") / "server.log", env) as server:
+    with jwt_bearer(tmp_path_factory.mktemp("jwt-bearer-dpop"), "--dpop") as server:
         yield server
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import node_host
-from fixtures.jwt_bearer_servers import AS_CLIENT, CLIENT_SECRET, IDP_CLIENT, issuer_of, signed_jwt
+from fixtures.jwt_bearer_servers import AS_CLIENT, CLIENT_SECRET, IDP_CLIENT, KEY, issuer_of, signed_jwt
 from fixtures.python_servers import RunningServer
 from knime_mcp.errors import ServerAuthError
 from knime_mcp.tools.arrow import tools_from_frame
@@ -83,3 +83,18 @@ def test_the_provider_signs_in_with_an_id_token_from_a_credential_through_the_id
     frame = table.to_pandas()
     assert list(frame["Name"]) == ["whoami"]
     assert CLIENT_SECRET not in frame.to_string() and credentials["id-token"][1] not in frame.to_string()
+
+
+def test_the_provider_masks_a_workload_token_the_authorization_server_quotes_back_in_its_error(
+    provider: object, jwt_bearer_server: RunningServer, tmp_path: Path
+) -> None:
+    # Given a workload token the authorization server refuses (another platform signed it), quoting it back
+    token_file = tmp_path / "token"
+    token = signed_jwt("stranger", issuer_of(jwt_bearer_server), key="another-platform-" + KEY)
+    token_file.write_text(token)
+    provider.server.server = jwt_bearer_server.url  # type: ignore[attr-defined]
+    node_host.set_parameters(provider, auth__kind="OAUTH_WORKLOAD_IDENTITY", auth__token_file=str(token_file))
+    # When the provider executes, then its error says what was refused, without the token
+    with pytest.raises(ServerAuthError, match=r"workload token \*\*\* not accepted") as failed:
+        node_host.execute_node(provider, ExecuteContext({}))
+    assert token.rsplit(".", 1)[1] not in f"{failed.value} {failed.value.hint}"

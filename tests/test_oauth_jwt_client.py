@@ -3,13 +3,15 @@ server (npm `oidc-provider`), which knows the client only by its public keys, gu
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from fixtures.keyed_oauth import JWT_CLIENT_ID, KeyedOAuth, keyed_oauth
 from fixtures.npm_servers import NodePeers
@@ -38,7 +40,7 @@ async def _tool_names(spec: ServerSpec, **options: object) -> list[str]:
         return [tool.name for tool in await client.list_tools()]
 
 
-def _pem(key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey) -> str:
+def _pem(key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey | rsa.RSAPrivateKey) -> str:
     encoding, pkcs8 = serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8
     return key.private_bytes(encoding, pkcs8, serialization.NoEncryption()).decode()
 
@@ -118,3 +120,52 @@ def test_the_cli_signs_in_with_a_private_key_from_the_environment_and_refuses_a_
     secret = ["--client-secret", "${KNIME_MCP_TEST_KEY}", "--private-key", "${KNIME_MCP_TEST_KEY}"]
     assert main(["tools", servers.mcp_url, *grant, *secret]) == 2
     assert "instead of --client-secret" in capsys.readouterr().err
+
+
+async def test_the_assertion_is_signed_with_an_algorithm_the_authorization_server_lists(
+    npm_peers: NodePeers, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Given an authorization server that takes client assertions signed with PS256 or ES256 only (its metadata says)
+    with keyed_oauth(npm_peers, tmp_path_factory.mktemp("ps256"), client_auth_algs="PS256,ES256") as strict:
+        # When knime-mcp signs in with the client's RSA key, then it signs with PS256, which the server takes
+        pem = strict.keys["RS256"]
+        names = await _tool_names(_spec(strict, credential="ci"), credentials=lambda name: (JWT_CLIENT_ID, pem))
+    assert names == MCP_TOOLS
+
+
+async def test_the_assertion_names_its_key_by_the_rfc_7638_thumbprint(own_token_folder: Path) -> None:
+    from mcp.shared.auth import OAuthMetadata
+
+    from knime_mcp.auth.keys import thumbprint
+    from knime_mcp.auth.private_key_jwt import private_key_jwt_flow
+    from knime_mcp.auth.store import TokenStore
+
+    # RFC 7638 3.1's example key has this thumbprint
+    example = {"kty": "RSA", "e": "AQAB", "n": RFC_7638_MODULUS}
+    assert thumbprint(example) == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+    # And the assertion's header names the client's key by it, with the algorithm the metadata lists
+    key = rsa.generate_private_key(65537, 2048)
+    store = TokenStore.for_server("https://mcp.example.com/mcp", client="c")
+    flow = private_key_jwt_flow("https://mcp.example.com/mcp", store, client_id="c", key=_pem(key), scope=None,
+                                issuer=None, server="s")  # fmt: skip
+    flow.context.oauth_metadata = OAuthMetadata.model_validate(
+        {"issuer": "https://as.example.com", "authorization_endpoint": "https://as.example.com/a",
+         "token_endpoint": "https://as.example.com/t", "token_endpoint_auth_signing_alg_values_supported": ["PS384"]}
+    )  # fmt: skip
+    data: dict[str, str] = {}
+    await flow._add_client_authentication_jwt(token_data=data)  # type: ignore[attr-defined]
+    header = jwt.get_unverified_header(data["client_assertion"])
+    numbers = key.public_key().public_numbers()
+    own = {"kty": "RSA", "e": _b64_int(numbers.e), "n": _b64_int(numbers.n)}
+    assert header["kid"] == thumbprint(own) and header["alg"] == "PS384"
+
+
+RFC_7638_MODULUS = (
+    "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMs"
+    "tn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1"
+    "n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
+)
+
+
+def _b64_int(value: int) -> str:
+    return base64.urlsafe_b64encode(value.to_bytes((value.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()

@@ -112,3 +112,50 @@ def test_a_stdio_servers_environment_input_is_the_knime_credentials_password() -
     frame = contents.to_pandas()
     assert list(frame["Text"]) == [hashlib.sha256(secret.encode()).hexdigest()]
     assert secret not in frame.to_csv()
+
+
+def _credential_config(demo_stdio_command: list[str]) -> str:
+    """The demo server over stdio, whose environment entry takes the KNIME credential 'tok' as the input 'tok'."""
+    command, *args = demo_stdio_command
+    server = {"command": command, "args": args, "env": {"API_TOKEN": "${input:tok}"}}
+    return json.dumps({"servers": {"local": server}, "inputs": [{"id": "tok"}]})
+
+
+@pytest.mark.parametrize("kind", ["provider", "prompt", "reader"])
+def test_configure_warns_which_knime_credentials_a_pasted_configuration_uses(
+    demo_stdio_command: list[str], kind: str
+) -> None:
+    from nodes.provider import MCPToolProvider
+
+    pasted = _credential_config(demo_stdio_command)
+    node = _node(kind, pasted) if kind != "provider" else MCPToolProvider()
+    node.pasted_config = pasted
+    ctx = ConfigureContext(credentials={"tok": ("", "secret-canary-93ab")})
+    node_host.configure_node(node, ctx, *([] if kind == "provider" else [None]))
+    assert any("'tok'" in warning and "credential" in warning for warning in ctx.warnings), ctx.warnings
+    assert not any("secret-canary-93ab" in warning for warning in ctx.warnings)
+
+
+@pytest.mark.parametrize("kind", ["prompt", "reader"])
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+def test_a_pasted_configuration_from_a_flow_variable_may_not_bind_a_knime_credential(
+    demo_stdio_command: list[str], kind: str, trusted: bool
+) -> None:
+    # Given a pasted configuration set by a flow variable that names the KNIME credential 'tok'
+    pasted = _credential_config(demo_stdio_command)
+    node = _node(kind, pasted)
+    ctx = ConfigureContext(credentials={"tok": ("", "secret-canary-93ab")})
+    ctx.flow_variables["mcp_config"] = pasted
+    node.server.trust_flow_variable = trusted
+    try:
+        if trusted:
+            # Then with 'Trust a server address from a flow variable' on, it may
+            node_host.configure_node(node, ctx, None)
+            return
+        # When the node is configured, Then the input is refused, naming the flow variable and the setting to trust it
+        with pytest.raises(knext.InvalidParametersError, match="'tok'") as raised:
+            node_host.configure_node(node, ctx, None)
+    finally:
+        node.server.trust_flow_variable = False  # KNIME's real API keeps it on the class
+    message = str(raised.value)
+    assert "mcp_config" in message and "Trust a server address from a flow variable" in message

@@ -85,6 +85,11 @@ def test_arguments_that_are_not_a_json_object_are_a_config_error() -> None:
         parse_arguments('{"a": ')
     with pytest.raises(ConfigError, match="must be a JSON object"):
         parse_arguments("[1]")
+    with pytest.raises(
+        ConfigError,
+        match="The prompt arguments holds a number JSON cannot carry: 1e999, a number beyond the range of a double",
+    ):
+        parse_arguments('{"n": 1e999}')  # Python reads infinity, which would reach the server as "inf"
     assert parse_arguments('{"n": 2, "flag": true, "skip": null}') == {"n": "2", "flag": "true"}
 
 

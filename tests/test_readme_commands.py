@@ -162,3 +162,14 @@ def test_every_example_line_of_the_command_line_section_runs(
         assert code == 0, f"README line failed with exit code {code}: {line}\n{err}"
         assert out.strip(), f"README line printed nothing: {line}"
     assert demo_url is not None and (tmp_path / "stats.parquet").is_file()
+
+
+def test_no_option_that_takes_a_value_is_said_to_stand_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--approve` takes all, none or ask: neither the README nor a command's help may offer it alone."""
+    for command in _COMMANDS:
+        assert main([command, "--help"]) == 0
+        help_text = capsys.readouterr().out
+        for flag in set(re.findall(r"(--[a-z][a-z-]*)[ =](?:\{|[A-Z])", help_text)):
+            for said in (f"`{flag}` alone", f"{flag} alone"):
+                assert said not in _section(), f"README says {said}, but {command} {flag} takes a value"
+                assert said not in help_text, f"`{command} --help` says {said}, but {flag} takes a value"

@@ -1,14 +1,23 @@
-"""tests/run.py, the test command: its two legs, how it counts, and what it says when KNIME's sources are missing."""
+"""tests/run.py, the test command: its legs, how it counts, its parallel workers and coverage, what it says when
+KNIME's sources are missing, and the test harness's own prerequisites (the browser, one npm install at a time)."""
 
 from __future__ import annotations
 
+import io
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from coverage import CoverageData
+from filelock import FileLock, Timeout
 
 import run
+import view_harness
+from fixtures.npm_install import lock_path, npm_ci
 from real_knime.sources import sources_dirs
 from run import Counts
 
@@ -33,12 +42,13 @@ def _legs(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int]) -> list[tuple[
     sources folder for a real leg) and pytest arguments."""
     calls: list[tuple[str, list[str]]] = []
 
-    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path) -> tuple[int, Counts]:
+    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path) -> tuple[int, Counts]:
         api = env[run.API_ENV]
         calls.append((f"{api} {env[run.SOURCES_ENV]}" if api == "real" else api, pytest_args))
         return codes[api], Counts(passed=1)
 
     monkeypatch.setattr(run, "run_leg", leg)
+    monkeypatch.setattr(run, "report_coverage", lambda data, enforce: True)
     return calls
 
 
@@ -102,7 +112,7 @@ def test_in_ci_a_skip_on_a_real_leg_fails_the_command(
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv(run.SOURCES_ENV, _folders(tmp_path, "master", "5.5.3"))
 
-    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path) -> tuple[int, Counts]:
+    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path) -> tuple[int, Counts]:
         return 0, Counts(passed=1, skipped=int(env.get(run.SOURCES_ENV, "").endswith("5.5.3")))
 
     monkeypatch.setattr(run, "run_leg", leg)
@@ -110,3 +120,108 @@ def test_in_ci_a_skip_on_a_real_leg_fails_the_command(
     assert "leg 3 (real KNIME, 5.5.3) skipped 1 test(s): no node test may skip under the real API" in (
         capsys.readouterr().out
     )
+
+
+_WORKER_TEST = """
+import os, subprocess, sys
+from pathlib import Path
+
+def test_{name}():
+    Path(__file__).with_suffix(".worker").write_text(os.environ["PYTEST_XDIST_WORKER"])
+    {child}
+
+def test_dropped():
+    pass
+
+def test_{name}_skips():
+    import pytest
+    pytest.skip("a skip is counted as one")
+"""
+
+
+def test_a_leg_runs_its_files_in_parallel_workers_and_measures_the_python_children_its_tests_start(
+    tmp_path: Path,
+) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "pytest.ini").write_text("[pytest]\n")
+    version = 'subprocess.run([sys.executable, "-m", "knime_mcp", "--version"], check=True)'
+    (tests / "test_cli_child.py").write_text(_WORKER_TEST.format(name="cli_child", child=version))
+    (tests / "test_other.py").write_text(_WORKER_TEST.format(name="other", child="pass"))
+    data = tmp_path / "coverage" / ".coverage"
+    data.parent.mkdir()
+    args = ["-c", str(tests / "pytest.ini"), "--rootdir", str(tests), "-k", "not dropped", str(tests)]
+    code, counted = run.run_leg("leg", {}, args, tmp_path / "report.xml", data)
+    assert (code, counted) == (0, Counts(passed=2, failed=0, skipped=2))
+    assert len({path.read_text() for path in tests.glob("*.worker")}) == 2, "both files ran in one worker"
+    out = io.StringIO()
+    assert run.report_coverage(data, enforce=False, out=out)
+    assert out.getvalue().startswith("coverage: ") and "% of src/knime_mcp" in out.getvalue()
+    measured = CoverageData(basename=str(data))
+    measured.read()
+    main_module = Path(run.__file__).resolve().parent.parent / "src" / "knime_mcp" / "__main__.py"
+    assert measured.lines(str(main_module)), "the CLI child's run of knime_mcp/__main__.py was not measured"
+
+
+def test_a_run_of_every_test_fails_when_coverage_is_under_the_minimum(tmp_path: Path) -> None:
+    data = tmp_path / ".coverage"
+    command = [sys.executable, "-m", "coverage", "run", f"--rcfile={run.PYPROJECT}", "-m", "knime_mcp", "--version"]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COVERAGE_PROCESS")}
+    subprocess.run(command, env={**env, "COVERAGE_FILE": str(data)}, check=True, capture_output=True)
+    out = io.StringIO()
+    assert not run.report_coverage(data, enforce=True, out=out)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("coverage: ") and last.endswith("% of src/knime_mcp, under the minimum of 85 %")
+    assert "src/knime_mcp/cli/main.py" in out.getvalue(), "the modules left to cover are listed"
+
+
+def test_the_command_fails_on_too_little_coverage_and_still_ends_with_the_counts(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv(run.SOURCES_ENV, _folders(tmp_path, "master"))
+    _legs(monkeypatch, {"stand-in": 0, "real": 0})
+    enforced: list[bool] = []
+
+    def too_little(data: Path, enforce: bool) -> bool:
+        enforced.append(enforce)
+        return not enforce
+
+    monkeypatch.setattr(run, "report_coverage", too_little)
+    assert run.main([]) == 1
+    assert run.main(["-k", "cli"]) == 0
+    assert enforced == [True, False], "only a run of every test is held to the minimum"
+    assert capsys.readouterr().out.splitlines()[-1] == "tests: 2 passed, 0 failed, 0 skipped"
+
+
+def test_without_chromium_on_the_path_a_view_test_fails_saying_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception) as failed, view_harness.headless_chromium():
+        pass
+    assert "apt-get install chromium chromium-driver" in str(failed.value)
+
+
+def test_npm_ci_looks_for_the_tree_and_installs_under_a_lock_other_test_processes_wait_for(tmp_path: Path) -> None:
+    """Under xdist each worker runs the install fixtures: one installs, the others wait and find the tree."""
+    held_by_the_caller: list[bool] = []
+
+    def installed() -> bool:
+        try:
+            FileLock(lock_path(tmp_path), timeout=0).acquire()
+        except Timeout:
+            held_by_the_caller.append(True)
+        return True
+
+    npm_ci(tmp_path, installed)
+    assert held_by_the_caller == [True], "npm_ci looked for the tree without holding the folder's lock"
+
+
+def test_each_test_process_keeps_its_seal_key_and_sign_ins_in_a_folder_of_its_own() -> None:
+    """xdist workers run side by side: none shares, or touches, the user's ~/.knime-mcp."""
+    from knime_mcp.auth.store import oauth_dir
+    from knime_mcp.seal import KEY_FILE_ENV
+
+    for path in (oauth_dir(), Path(os.environ[KEY_FILE_ENV])):
+        assert Path(tempfile.gettempdir()) in path.parents and Path.home() / ".knime-mcp" not in path.parents, path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -18,6 +19,7 @@ from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import ToolCallError, ToolTimeoutError
 from knime_mcp.mcp.client import McpClient
+from knime_mcp.mcp.tasks import MAX_STATUS_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +33,17 @@ def everything(request: pytest.FixtureRequest) -> ServerSpec:
     if request.param == "stdio":
         return ServerSpec(target=shlex.join(request.getfixturevalue("everything_stdio_command")))
     return ServerSpec(target=request.getfixturevalue("everything_http_url"), transport="streamable-http")
+
+
+def _task_server(peers: NodePeers, *options: str) -> list[str]:
+    """The command line of the TypeScript SDK's task server (tests/peers/task_server.mjs) with ``options``."""
+    return [peers.node, str(PEERS_DIR / "task_server.mjs"), *options]
+
+
+def _task_server_spec(peers: NodePeers, *options: str, call: float | None = None) -> ServerSpec:
+    """The task server with ``options``, over stdio, with a call timeout of ``call`` seconds if given."""
+    timeouts = {"timeouts": {"call": call}} if call is not None else {}
+    return ServerSpec.from_dict({"target": shlex.join(_task_server(peers, *options)), **timeouts})
 
 
 async def _tasks_on_server(client: McpClient) -> list[mcp_types.Task]:
@@ -98,6 +111,43 @@ async def test_a_task_past_the_call_timeout_is_cancelled_on_the_server_and_repor
     assert [task.status for task in tasks] == ["cancelled"]
 
 
+async def test_a_task_whose_creation_is_cut_off_is_cancelled_on_the_server_once_its_id_comes(
+    npm_peers: NodePeers, tmp_path: Path
+) -> None:
+    # Given a server that starts the task at once but names it a second later
+    marks = tmp_path / "marks.txt"
+    spec = _task_server_spec(npm_peers, "--stage-ms", "60000", "--create-delay-ms", "1000", "--marks", str(marks))
+    async with McpClient(spec) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(client.call_tool, "slow_report", {"topic": "cut"}, task_support="required"))
+            # When the run is cancelled while the task's creation is under way (started on the server, not yet named)
+            while "started" not in (marks.read_text() if marks.exists() else ""):
+                await anyio.sleep(0.02)
+            group.cancel_scope.cancel()
+        # Then the client waited for the task's id and cancelled it: it does not run on for its two minutes
+        assert marks.read_text().split() == ["started", "cancelled"]
+
+
+def test_a_task_of_a_run_cancelled_in_knime_is_cancelled_on_the_server(npm_peers: NodePeers, tmp_path: Path) -> None:
+    from knime_mcp.errors import CancelledByUser
+    from knime_mcp.mcp.sync import run_sync
+
+    # Given a node's run (its sessions in the run's pool) calling a task tool of a minute
+    marks = tmp_path / "marks.txt"
+    spec = _task_server_spec(npm_peers, "--stage-ms", "60000", "--marks", str(marks))
+
+    async def run() -> None:
+        async with ClientPool() as pool:
+            client = await pool.client(spec)
+            await client.call_tool("slow_report", {"topic": "knime"}, task_support="required")
+
+    # When KNIME's cancel button is pressed once the task started
+    with pytest.raises(CancelledByUser):
+        run_sync(run, cancelled=lambda: marks.exists() and "started" in marks.read_text())
+    # Then the task was cancelled on the server over the run's session, which outlived the call to say so
+    assert marks.read_text().split() == ["started", "cancelled"]
+
+
 async def test_new_task_statuses_extend_the_call_timeout_up_to_the_longest_call(everything: ServerSpec) -> None:
     # Given a call timeout of 1.5 s, shorter than the task but longer than a stage
     extended = ServerSpec.from_dict({**everything.to_dict(), "timeouts": {"call": 1.5, "progress_max": 30}})
@@ -146,6 +196,55 @@ async def test_the_dispatcher_runs_a_listed_task_tool(everything: ServerSpec) ->
     assert outcome.result is not None and outcome.result.text.startswith("# Research Report: dispatch")
 
 
+async def test_a_timeout_is_reported_and_the_session_kept_when_the_server_refuses_to_cancel_the_ended_task(
+    npm_peers: NodePeers,
+) -> None:
+    # Given a server slow to answer tasks/get, whose task ends while the client waits, so that the SDK's server
+    # refuses the tasks/cancel that follows the call timeout ("Cannot cancel task in terminal status")
+    spec = _task_server_spec(npm_peers, "--stage-ms", "10", "--get-delay-ms", "60000", call=3)
+    async with McpClient(spec) as client:
+        session = client._keeper.current()
+        # When the task runs past the call timeout
+        with pytest.raises(ToolTimeoutError) as caught:
+            await client.call_tool("slow_report", {"topic": "late"}, task_support="optional", tasks=True)
+        # Then the call is the timeout, the task stays completed (the cancel was refused), and the next call goes
+        # over the same session (the stdio server was not restarted)
+        assert str(caught.value).startswith("Tool 'slow_report' did not answer within 3 s; the call was cancelled.")
+        assert [task.status for task in await _tasks_on_server(client)] == ["completed"]
+        assert (await client.call_tool("slow_report", {"topic": "next"})).text == "Report on next"
+        assert client._keeper.current() is session and session.lost is None
+
+
+async def test_a_servers_long_status_message_reaches_progress_capped(npm_peers: NodePeers) -> None:
+    # Given a task server whose status messages are 100,000 characters long
+    spec = _task_server_spec(npm_peers, "--status-chars", "100000")
+    heard: list[str | None] = []
+    async with McpClient(spec) as client:
+        # When its task runs
+        result = await client.call_tool(
+            "slow_report",
+            {"topic": "long"},
+            tasks=True,
+            task_support="optional",
+            progress=lambda *p: heard.append(p[2]),
+        )
+    # Then each status reaches the progress cut to its first KB, marked as cut
+    assert result.text == "Report on long"
+    assert heard and all(message and len(message) == MAX_STATUS_CHARS for message in heard)
+    assert heard[0].startswith("Counting rows...xxx") and heard[0].endswith("x…")  # type: ignore[union-attr]
+
+
+async def test_a_poll_interval_longer_than_the_call_timeout_still_polls_the_task_before_it(
+    npm_peers: NodePeers,
+) -> None:
+    # Given a task that ends within a fraction of a second but asks to be polled once an hour, and a call timeout of 4 s
+    spec = _task_server_spec(npm_peers, "--stage-ms", "10", "--poll-ms", "3600000", call=4)
+    async with McpClient(spec) as client:
+        # When it is called, the task is polled within the call timeout, and its result comes back
+        result = await client.call_tool("slow_report", {"topic": "hourly"}, tasks=True, task_support="optional")
+    assert result.text == "Report on hourly"
+
+
 def test_a_spec_without_the_longest_call_writes_the_json_it_wrote_before() -> None:
     spec = ServerSpec(target="http://127.0.0.1:1/mcp", timeouts=Timeouts(call=5))
     assert '"timeouts":{"call":5,"connect":30.0}' in spec.to_json()
@@ -172,7 +271,7 @@ def test_the_agent_is_offered_a_task_tool_and_its_call_runs_as_a_task(everything
 
 async def test_an_optional_task_tool_runs_plainly_unless_tasks_are_on(npm_peers: NodePeers) -> None:
     # Given a server (the TypeScript SDK's) whose slow_report may run as a task and reports a status per stage
-    spec = ServerSpec(target=shlex.join([npm_peers.node, str(PEERS_DIR / "task_server.mjs")]))
+    spec = _task_server_spec(npm_peers)
     async with McpClient(spec) as client:
         (tool,) = await client.list_tools()
         runs = {}
@@ -202,7 +301,7 @@ def test_the_agents_run_long_tools_as_tasks_runs_an_optional_task_tool_as_a_task
     from scripted_model import calls, run_scripted, scripted, tool_texts
 
     # Given a tool that may run as a task, whose stages show as progress only when it does
-    spec = ServerSpec(target=shlex.join([npm_peers.node, str(PEERS_DIR / "task_server.mjs")]))
+    spec = _task_server_spec(npm_peers)
     tools = run_sync(list_server_tools, spec).tools
     model = scripted(calls(("c1", "slow_report", {"topic": "rows"})), AIMessage("Done."))
     heard: list[str] = []
@@ -235,7 +334,7 @@ def test_the_cli_runs_an_optional_tool_as_a_task_with_tasks_and_extends_its_time
     from cli_runs import run_cli
 
     # Given the task server's slow_report, whose two stages take 0.6 s each, and a call timeout of 0.8 s
-    server = [npm_peers.node, str(PEERS_DIR / "task_server.mjs"), "--stage-ms", "600"]
+    server = _task_server(npm_peers, "--stage-ms", "600")
     call = ["call", "--call-timeout", "0.8", "--tasks", "--", *server, "--", "slow_report", "--args", '{"topic": "x"}']
     # When it is called with --tasks, its statuses are shown, but the whole task outlives the call timeout
     code, out, err = run_cli(capsys, *call)

@@ -101,3 +101,26 @@ def test_a_chat_session_made_with_the_team_key_keeps_it_for_turns_sent_from_any_
         assert [(event["status"], event["text"]) for event in ended] == [("ok", "from the team")]
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(
+    "weak_key",
+    ["00" * 32, "ab" * 32, "deadbeef" * 8, "".join(f"{n:02x}" for n in range(32)), secrets.token_hex(16)],
+    ids=["zeros", "one byte repeated", "a pattern repeated", "counting", "short"],
+)
+def test_a_weak_team_key_seals_nothing_and_the_warning_says_how_to_make_one(
+    weak_key: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from knime_mcp.seal import seal_key_problem
+
+    assert seal_key_problem(weak_key) is not None and seal_key_problem(TEAM_KEY) is None
+    for source in ("variable", "credential"):
+        caplog.clear()
+        if source == "variable":
+            monkeypatch.setenv(SHARED_KEY_ENV, weak_key)
+            assert seal_spec(SPEC).seal is None
+        else:
+            monkeypatch.delenv(SHARED_KEY_ENV)
+            with caplog.at_level(logging.WARNING), team_seal_key(weak_key):
+                assert seal_spec(SPEC).seal is None
+        assert "secrets.token_hex(32)" in caplog.text and weak_key not in caplog.text

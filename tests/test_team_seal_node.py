@@ -130,3 +130,13 @@ def test_the_agent_prompter_on_machine_b_trusts_the_table_with_the_same_team_key
         conversation, _ = run_agent_node(node, ExecuteContext(credentials), model, team_tools)
     (tool_message,) = conversation.query("Role == 'tool'")["Content"]
     assert said in tool_message and key not in conversation.to_csv()
+
+
+@pytest.mark.parametrize(
+    "weak_key", ["00" * 32, "c0ffee" * 11, secrets.token_hex(8)], ids=["zeros", "repeated", "short"]
+)
+def test_a_weak_team_key_credential_is_refused_saying_how_to_make_one(team_tools: knext.Table, weak_key: str) -> None:
+    with pytest.raises(knext.InvalidParametersError, match="not a usable seal key") as raised:
+        _call(team_tools, _team(weak_key))
+    message = str(raised.value)
+    assert "secrets.token_hex(32)" in message and "Team seal key (credential)" in message and weak_key not in message

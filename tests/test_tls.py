@@ -60,7 +60,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 @pytest.fixture(scope="module")
 def tls_urls(pki: Pki) -> Iterator[dict[str, str]]:
-    """Each server's name (good, expired, wrong-name, client-cert, api) to its https URL on 127.0.0.1."""
+    """Each server's name (good, expired, wrong-name, client-cert, client-cert-silent, api) to its https URL on
+    127.0.0.1."""
     log = pki.ca.parent / "server.log"
     process = spawn([sys.executable, str(SERVER_SCRIPT), str(pki.ca.parent)], log)
     try:
@@ -71,7 +72,7 @@ def tls_urls(pki: Pki) -> Iterator[dict[str, str]]:
 
 def _urls(log: Path) -> dict[str, str] | None:
     found = dict(_LINE.findall(log.read_text(errors="replace")))
-    return found if len(found) == 5 else None
+    return found if len(found) == 6 else None
 
 
 @pytest.fixture(autouse=True)
@@ -159,6 +160,23 @@ def test_a_server_requiring_a_client_certificate_accepts_the_configured_one(tls_
 def test_without_a_client_certificate_the_error_says_one_is_required(tls_urls: dict[str, str], pki: Pki) -> None:
     error = _refusal(ServerSpec(target=tls_urls["client-cert"], tls=TlsSettings(ca_bundle=str(pki.ca))))
     assert "client certificate" in str(error) and "Client certificate" in error.hint
+
+
+@pytest.mark.parametrize("options", [[], ["--call-timeout", "30"]], ids=["list", "call"])
+def test_a_server_that_drops_a_client_without_a_certificate_is_said_to_require_one(
+    capsys: pytest.CaptureFixture[str], tls_urls: dict[str, str], pki: Pki, options: list[str]
+) -> None:
+    """uvicorn's own TLS closes the connection without the alert that says why: the client saw the server ask for a
+    certificate in the handshake, so it says so, rather than that the server disconnected."""
+    from cli_runs import run_cli
+
+    url = tls_urls["client-cert-silent"]
+    error = _refusal(ServerSpec(target=url, tls=TlsSettings(ca_bundle=str(pki.ca))))
+    assert "requires a client certificate" in str(error) and "Client certificate" in error.hint
+    command = ["call", url, "echo", "--args", '{"text": "hi"}'] if options else ["tools", url]
+    code, _, err = run_cli(capsys, *command, *options, "--ca-bundle", str(pki.ca))
+    assert code == 3 and "requires a client certificate" in err and "--client-cert" in err, err
+    assert "server is running" not in err and "Set Client certificate" not in err
 
 
 def test_a_missing_ca_bundle_file_is_a_configuration_error(tls_urls: dict[str, str], pki: Pki) -> None:

@@ -118,7 +118,8 @@ def test_a_collision_gets_a_numeric_suffix_in_list_order_and_a_note_naming_both_
     assert unique[0].notes == ()
     assert unique[1].tool_name == "search"
     assert unique[1].notes == (
-        "name 'search' is also used by tool 'search' of demo; renamed to 'search_2'. "
+        f"name 'search' of tool 'search' of {MEMORY.display_name} is also used by tool 'search' of demo; renamed to "
+        "'search_2'. "
         "Set a name prefix per server to choose distinct names.",
     )
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -37,8 +39,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 PAGE_DIR = Path(__file__).resolve().parent.parent / "src" / "nodes" / "chat_view"
 PAGE_FILES = ("index.html", "chat.js", "chat.css")
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+BROWSER = ("chromium", "chromedriver")
+"""Debian's chromium and chromium-driver, found on PATH: prerequisites of the test command."""
 PATIENCE = 60.0
 """Seconds a test waits for the page to show something before it fails (a wait for readiness, not a timing)."""
 
@@ -146,16 +148,31 @@ class ViewHost:
         return Handler
 
 
+def browser_paths() -> tuple[str, str]:
+    """Where chromium and chromedriver are; fails the test saying what to install when either is not on PATH."""
+    found = [shutil.which(name) for name in BROWSER]
+    chromium, chromedriver = found
+    if chromium is None or chromedriver is None:
+        missing = " and ".join(name for name, path in zip(BROWSER, found, strict=True) if path is None)
+        pytest.fail(
+            f"The Agent Chat view's tests need Debian's chromium and chromium-driver; {missing} not on PATH: "
+            "install them with `apt-get install chromium chromium-driver`",
+            pytrace=False,
+        )
+    return chromium, chromedriver
+
+
 @contextlib.contextmanager
 def headless_chromium() -> Iterator[webdriver.Chrome]:
     """Debian's chromium, headless, driven by chromium-driver; quit when the block ends."""
+    chromium, chromedriver = browser_paths()
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = chromium
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1000",
                      "--disable-gpu", "--no-first-run", "--disable-background-networking"):  # fmt: skip
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
     try:
         yield driver
     finally:

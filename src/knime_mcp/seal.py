@@ -38,7 +38,9 @@ __all__ = [
     "KEY_FILE_ENV",
     "SHARED_KEY_ENV",
     "is_sealed_here",
+    "MAKE_A_KEY",
     "key_file",
+    "seal_key_problem",
     "seal_spec",
     "team_seal_key",
     "tool_seal_checker",
@@ -54,6 +56,13 @@ SHARED_KEY_ENV = "KNIME_MCP_SEAL_KEY"
 """A key a team shares (hex, at least 32 bytes), used instead of the machine's own: never logged or shown."""
 
 _KEY_BYTES = 32
+
+_DISTINCT = 16
+"""Fewest distinct byte values (and steps between neighbours) a shared key may have: 32 random bytes have about 30,
+and fewer than 16 happens once in more than 10^12 keys; an all-zero, repeated or counting key has a handful."""
+
+MAKE_A_KEY = 'Make one with: python -c "import secrets; print(secrets.token_hex(32))" (or openssl rand -hex 32).'
+"""How to make a shared key, for every message that refuses one."""
 
 _team_key: ContextVar[str | None] = ContextVar("knime_mcp_team_seal_key", default=None)
 """The team's key a node was given (a KNIME credential's password), for the work it does; never logged or shown."""
@@ -158,19 +167,28 @@ def _active_key() -> bytes | None:
     return _shared_key(shared, SHARED_KEY_ENV) if shared else _key(key_file())
 
 
+def seal_key_problem(material: str) -> str | None:
+    """Why ``material`` (a team's shared key as hex) is no key to seal with, never quoting it; None for a good one.
+    A key anyone could guess (all zeros, a byte or a short pattern repeated, counting) would let anyone seal a table."""
+    try:
+        key = bytes.fromhex(material.strip())
+    except ValueError:
+        return "it is not hexadecimal"
+    if len(key) < _KEY_BYTES:
+        return f"it is {len(key)} bytes long, expected at least {_KEY_BYTES}"
+    steps = {(later - earlier) % 256 for earlier, later in zip(key, key[1:], strict=False)}
+    if len(set(key)) < _DISTINCT or len(steps) < _DISTINCT:
+        return "it repeats a few byte values (all zeros, a pattern repeated or counting), so it can be guessed"
+    return None
+
+
 @lru_cache(maxsize=4)
 def _shared_key(material: str, source: str) -> bytes | None:
     """The key a team shares; an unusable one seals nothing rather than falling back to the machine's own key,
     whose seals would not travel. The warning names the ``source``, never its value."""
-    try:
-        key = bytes.fromhex(material.strip())
-    except ValueError:
-        problem = "it is not hexadecimal"
-    else:
-        if len(key) >= _KEY_BYTES:
-            return key
-        problem = f"it is {len(key)} bytes long, expected at least {_KEY_BYTES}"
-    logger.warning("%s is not a usable seal key (%s); tools tables will count as data.", source, problem)
+    if (problem := seal_key_problem(material)) is None:
+        return bytes.fromhex(material.strip())
+    logger.warning("%s is not a usable seal key (%s); tools tables will count as data. %s", source, problem, MAKE_A_KEY)
     return None
 
 

@@ -45,7 +45,8 @@ def ask_pattern_parameter() -> knext.StringParameter:
     return knext.StringParameter(
         "Ask before calling tools matching (regex)",
         "Wait for a person's approval before each call of a tool whose name this regular expression matches "
-        "anywhere, ignoring case (workflow tools too); empty: no tool by name.",
+        "anywhere, ignoring case (workflow tools too), also where the name only looks like a match (a Cyrillic е "
+        "for e, fullwidth letters: Unicode's confusables folding); empty: no tool by name.",
         "",
         since_version=_SINCE,
         is_advanced=True,

@@ -5,20 +5,46 @@ page's arguments (``_JsonRpcDataService.handleJsonRpcRequest``); results must be
 then ``send`` a message and ``poll`` for the turn's events until it ends; ``stop``, ``decide`` and ``answer_form``
 are the person's buttons. Every method is one call on the core's chat session, which is thread-safe: KNIME may call
 from more than one thread.
+
+KNIME's bridge calls any attribute the page names (``hasattr``, then ``getattr``): ``__setattr__``, ``__init__`` or
+``_session`` as well as the page's methods. So a node hands KNIME :class:`DeclaredMethods` over its service, which
+has no attribute but the methods the service declares (``methods``): any other name is "method not found", and
+nothing runs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from knime_mcp.agent.chat_session import ChatSession
 
-__all__ = ["ChatViewService"]
+__all__ = ["ChatViewService", "DeclaredMethods"]
+
+
+class DeclaredMethods:
+    """What KNIME's bridge sees of a data service: only the methods its class declares in ``methods``."""
+
+    __slots__ = ("_DeclaredMethods__service",)
+
+    def __init__(self, service: ChatViewService) -> None:
+        object.__setattr__(self, "_DeclaredMethods__service", service)
+
+    def __getattribute__(self, name: str) -> Any:
+        service = object.__getattribute__(self, "_DeclaredMethods__service")
+        if name in type(service).methods:
+            return getattr(service, name)
+        raise AttributeError(f"The chat view's data service has no method {name!r}.")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"The chat view's data service has no attribute {name!r} to set.")
 
 
 class ChatViewService:
     """The page's view of one :class:`ChatSession`, with the view's settings."""
+
+    methods: ClassVar[tuple[str, ...]] = ("init", "send", "poll", "stop", "decide", "answer_form")
+    """What the page may call through :class:`DeclaredMethods`; a subclass that KNIME calls more adds to them."""
 
     def __init__(self, session: ChatSession, *, show_tool_calls: bool) -> None:
         self._session = session

@@ -4,14 +4,14 @@ Prompt node): the connection keywords their core call takes, and error handling 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import knime.extension as knext
 
 from knime_mcp.config import ServerSpec
-from knime_mcp.config.pasted import parse_pasted
+from knime_mcp.config.pasted import input_ids, parse_pasted
 from knime_mcp.errors import ConfigError
 from nodes._credentials import SignInNotice, credential_lookup, forget_sign_in
 from nodes._settings import (
@@ -119,11 +119,34 @@ def pasted_connection(
     ``key``), which replaces the server settings: the credentials its ``${input:id}`` names are the workflow's, and a
     configuration set by a flow variable is data, as an address would be. Raises ConfigError."""
     specs: dict[str | None, ServerSpec] = dict(pasted_servers(text, timeouts, server.tls, key))
-    hint = untrusted_hint(
+    hint = _pasted_hint(ctx, text, server)
+    _credentials_used(specs, hint)
+    return specs, _connection(ctx, list(specs.values()), auth, hint, logger)
+
+
+def _pasted_hint(ctx: knext.ConfigurationContext, text: str, server: ServerSettings) -> str | None:
+    """For a pasted configuration set by an untrusted flow variable, which makes it data, the hint on how to trust
+    it; None for one a person pasted."""
+    return untrusted_hint(
         ctx, (text,), trusted=server.trust_flow_variable, subject="The pasted configuration",
         switch="Trust a server address from a flow variable",
     )  # fmt: skip
-    return specs, _connection(ctx, list(specs.values()), auth, hint, logger)
+
+
+def _credentials_used(specs: Mapping[str | None, ServerSpec], hint: str | None) -> str | None:
+    """The warning naming the KNIME credentials the servers' ``${input:ID}`` bind (None without any); a
+    ConfigError when the configuration is data (``hint``), which may not choose a credential to receive."""
+    used = {name: ids for name, spec in specs.items() if (ids := input_ids(spec))}
+    if not used:
+        return None
+    named = "; ".join(f"{', '.join(map(repr, ids))} (server {name!r})" for name, ids in used.items())
+    if hint is not None:
+        raise ConfigError(
+            f"The pasted configuration names the KNIME credentials {named} as inputs; a configuration taken from "
+            "data may not choose which credentials it gets.",
+            hint=hint,
+        )
+    return f"The pasted configuration sends the KNIME credentials {named} (its ${{input:ID}} entries)."
 
 
 def chosen_connection(
@@ -145,12 +168,20 @@ def chosen_connection(
 
 
 def check_servers(
-    pasted: str, key: str | None, server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSettings
+    ctx: knext.ConfigurationContext,
+    pasted: str,
+    key: str | None,
+    server: ServerSettings,
+    auth: AuthSettings,
+    timeouts: TimeoutSettings,
 ) -> None:
     """The configure-time check of the server settings or the pasted configuration (its servers ``key`` picks, see
-    :func:`pasted_servers`), without connecting: raises ConfigError."""
+    :func:`pasted_servers`), without connecting: raises ConfigError. The node's warning names the KNIME credentials
+    a pasted configuration's inputs send."""
     if pasted.strip():
-        pasted_servers(pasted, timeouts, server.tls, key)
+        specs = pasted_servers(pasted, timeouts, server.tls, key)
+        if warning := _credentials_used(dict(specs), _pasted_hint(ctx, pasted, server)):
+            ctx.set_warning(warning)
     else:
         server_spec(server, auth, timeouts)
 

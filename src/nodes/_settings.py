@@ -167,7 +167,8 @@ class AuthSettings:
         "The issuer URL of the authorization server, e.g. https://login.example.com: the node signs in there only, "
         "and sends the client secret there only; an MCP server that names another one is refused. Empty: the one "
         "the MCP server names, except that a client secret stays with the issuer it was first used with (a later "
-        "change is refused, naming the issuer to confirm here).",
+        "change is refused, naming the issuer to confirm here), and that client credentials, workload identity and "
+        "ID-JAG need it set when the authorization server is on another host than the MCP server.",
         "",
         since_version="0.4.0",
         is_advanced=True,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import knime.extension as knext
 
 from knime_mcp.errors import ConfigError
-from knime_mcp.seal import SHARED_KEY_ENV, team_seal_key
+from knime_mcp.seal import MAKE_A_KEY, SHARED_KEY_ENV, seal_key_problem, team_seal_key
 
 __all__ = ["TEAM_SEAL_KEY_LABEL", "team_seal", "team_seal_key_parameter"]
 
@@ -23,7 +23,8 @@ def team_seal_key_parameter() -> knext.StringParameter:
     return knext.StringParameter(
         TEAM_SEAL_KEY_LABEL,
         "The name of a credentials flow variable whose password is the seal key your team shares (64 or more "
-        "hexadecimal characters, e.g. from 'openssl rand -hex 32'): tools tables that an MCP or HTTP Tool Provider "
+        "random hexadecimal characters, e.g. from 'openssl rand -hex 32'; all zeros or a repeated pattern is "
+        "refused): tools tables that an MCP or HTTP Tool Provider "
         "listed with the same key on any machine (a KNIME Hub executor, a colleague's KNIME) are trusted here as if "
         "listed here. "
         f"Empty: the environment variable {SHARED_KEY_ENV} where it is set, else this machine's own key.",
@@ -49,5 +50,11 @@ def team_seal(ctx: knext.ExecutionContext, credential: str) -> Iterator[None]:
     key = ctx.get_credentials(credential).password
     if not key:
         raise ConfigError(f"The team seal key credential {credential!r} has an empty password.")
+    if (problem := seal_key_problem(key)) is not None:
+        raise ConfigError(
+            f"The password of the team seal key credential {credential!r} is not a usable seal key ({problem}).",
+            hint=f"Give the credential of '{TEAM_SEAL_KEY_LABEL}' a key of 64 or more random hexadecimal characters, "
+            f"the same on each of the team's machines. {MAKE_A_KEY}",
+        )
     with team_seal_key(key):
         yield

@@ -39,7 +39,7 @@ from nodes._approval_settings import (
     ask_unannotated_parameter,
     unasked_warning,
 )
-from nodes._chat_service import ChatViewService
+from nodes._chat_service import ChatViewService, DeclaredMethods
 from nodes._chat_sessions import CHAT_SESSIONS, chat_key
 from nodes._conversation import conversation_schema, knime_conversation
 from nodes._credentials import credential_lookup
@@ -195,8 +195,9 @@ class AgentChat:
         tools: knext.Table,
         history: knext.Table | None,
         data: list[knext.Table],
-    ) -> ChatViewService:
-        """The view's data service over a chat session: the kept chat continued, else the input conversation."""
+    ) -> DeclaredMethods:
+        """The view's data service over a chat session: the kept chat continued, else the input conversation; KNIME's
+        bridge reaches only its declared methods."""
         from knime_mcp.agent.chat_session import ChatSession
         from knime_mcp.llm.chat_model import build_chat_model, resolve_api_key
 
@@ -216,10 +217,10 @@ class AgentChat:
             )  # fmt: skip
             session.open()
         CHAT_SESSIONS.adopt(self._chat_key(model, tools, history), session)
-        return _AgentChatService(
+        return DeclaredMethods(_AgentChatService(
             session, setup.repository, len(data), kept["ports"][1] if kept else None,
             show_tool_calls=self.show_tool_calls,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def _chat_key(self, model: ChatModelPortObject, tools: knext.Table, history: knext.Table | None) -> str:
         """Which node's chat this is (``nodes._chat_sessions``): the view context has no node id, so its settings
@@ -265,6 +266,8 @@ class _WorkerThread:
 class _AgentChatService(ChatViewService):
     """The page's data service, plus ``get_view_data``, which KNIME calls (not the page) when the view is applied
     or closed: the chat as tables, for ``execute`` and the next session."""
+
+    methods = (*ChatViewService.methods, "get_view_data")
 
     def __init__(
         self, session: ChatSession, repository: DataRepository, inputs: int, earlier_log: Any, **settings: Any

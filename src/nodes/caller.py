@@ -115,7 +115,9 @@ class MCPToolCaller:
     whose name is a parameter of the tool feeds it; the argument mapping can set parameters from other columns
     or fixed values. Values are converted to the type each parameter asks for (integers, numbers, booleans,
     text, lists, and JSON text for objects and arrays), a missing value leaves its parameter out, and every
-    row's arguments are checked against the tool's input schema before the call.
+    row's arguments are checked against the tool's input schema before the call. Only what JSON can carry is sent:
+    a NaN or infinite double, number text in digits other than 0-9 and numbers beyond the range of a double in JSON
+    text (1e999) fail their row, naming the column.
 
     All calls share one connection to the server, several at a time for a tool annotated read-only (see
     *Concurrency*), one at a time for a tool that may write. Rows keep their order, and results are written batch by

@@ -16,6 +16,7 @@ from knime_mcp.llm.chat_model import DEFAULT_REQUEST_TIMEOUT, PROVIDERS, ChatMod
 from nodes import CATEGORY
 from nodes._credentials import credential_names
 from nodes._errors import knime_errors
+from nodes._settings import untrusted_hint
 
 CHAT_MODEL_PORT_ID = "io.github.knime_mcp.agent.chat_model"
 """Fixed, so that saved workflows keep working when the classes move."""
@@ -110,6 +111,11 @@ class ChatModelConnector:
     The API key is read from a **credentials flow variable** (its password field) when the Agent Prompter
     executes; only the credential's name is stored in the settings and in the output port. Choose `<none>` for
     servers that need no key, such as Ollama or a local OpenAI-compatible server.
+
+    A **Base URL set by a flow variable** may come from data (a table, a web form), so it is treated as a server
+    from data is: no API key is sent to it (a credential is refused), it may only be a public http(s) address (not
+    this machine, the local network or a cloud metadata service), and the requests go to the address checked. Switch
+    on *Trust a Base URL from a flow variable* if the flow variable is yours, e.g. set by a configuration node.
     """
 
     provider = knext.EnumParameter(
@@ -170,10 +176,25 @@ class ChatModelConnector:
         min_value=1.0,
         is_advanced=True,
     )
+    trust_flow_variable = knext.BoolParameter(
+        "Trust a Base URL from a flow variable",
+        "A Base URL set by a flow variable may come from data (a table, a web form), so by default it is sent no API "
+        "key and may only be a public http(s) address. Switch this on if the flow variable is yours, e.g. set by a "
+        "configuration node.",
+        False,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
 
     def configure(self, ctx: knext.ConfigurationContext) -> ChatModelSpec:
         with knime_errors():
-            config = self._config()
+            config = self._config(ctx)
+            if config.untrusted_hint is not None and config.credential:
+                raise ConfigError(
+                    "The Base URL was set by a flow variable, and the API key is sent only to a Base URL a person "
+                    "entered.",
+                    hint=config.untrusted_hint,
+                )
             if config.credential and config.credential not in ctx.get_credential_names():
                 raise ConfigError(
                     f"Credential {config.credential!r} is not available.",
@@ -189,10 +210,14 @@ class ChatModelConnector:
     def execute(self, ctx: knext.ExecutionContext) -> ChatModelPortObject:
         return ChatModelPortObject(self.configure(ctx))
 
-    def _config(self) -> ChatModelConfig:
+    def _config(self, ctx: knext.ConfigurationContext) -> ChatModelConfig:
         provider = cast("Provider", self.provider.lower())  # the options are the providers' names
         base_url = self.base_url.strip()
         _check_base_url(provider, base_url)
+        hint = untrusted_hint(
+            ctx, (base_url,), trusted=self.trust_flow_variable, subject="The Chat Model Connector's Base URL",
+            switch="Trust a Base URL from a flow variable",
+        )  # fmt: skip
         return ChatModelConfig(
             provider=provider,
             base_url=base_url or None,
@@ -202,6 +227,7 @@ class ChatModelConnector:
             temperature=self.temperature if self.set_temperature else None,
             max_tokens=self.max_tokens or None,
             timeout=self.timeout,
+            untrusted_hint=hint,
         )
 
 

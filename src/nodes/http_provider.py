@@ -135,7 +135,9 @@ class HTTPToolProvider:
     idempotent, and every method that writes counts as destructive (POST, PUT, PATCH, DELETE), unless the operation
     says otherwise in an `x-mcp-annotations` extension with MCP's hints (`readOnlyHint`, `destructiveHint`,
     `idempotentHint`, `openWorldHint`), e.g. `destructiveHint: false` for a POST that only adds. So by default the
-    Agent Prompter (which blocks destructive tools) offers only the reading operations.
+    Agent Prompter (which blocks destructive tools) offers only the reading operations. The method's facts win over
+    the document's hints: a method that writes is never read-only (a POST that says `readOnlyHint: true` counts as
+    non-destructive), and PUT, PATCH and DELETE are always destructive; the warning names each hint left out.
 
     The optional input table adds webhooks: each row is a tool that sends its arguments as the JSON body of one
     request to the row's URL. The authentication is sent to the API only, never to a webhook. A webhook URL whose query

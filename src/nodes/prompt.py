@@ -94,7 +94,7 @@ class MCPPrompt:
         from knime_mcp.catalog.prompt_messages import PROMPT_COLUMNS, parse_arguments
 
         with knime_errors():
-            check_servers(self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
+            check_servers(ctx, self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
             parse_arguments(self.prompt.arguments)
         prompts = knext.Schema.from_columns([knext.Column(knext.string(), name) for name in PROMPT_COLUMNS])
         return prompts, conversation_schema(data is not None)

@@ -148,7 +148,7 @@ class MCPToolProvider:
 
     def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
         with knime_errors():
-            check_servers(self.pasted_config, None, self.server, self.auth, self.timeouts)
+            check_servers(ctx, self.pasted_config, None, self.server, self.auth, self.timeouts)
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:

@@ -135,7 +135,7 @@ class MCPResourceReader:
         from knime_mcp.catalog.resource_reader import CONTENT_COLUMNS, LISTING_COLUMNS
 
         with knime_errors():
-            check_servers(self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
+            check_servers(ctx, self.pasted_config, self.server_key, self.server, self.auth, self.timeouts)
             self._options(data)
         return _schema(LISTING_COLUMNS), _schema(CONTENT_COLUMNS)
 

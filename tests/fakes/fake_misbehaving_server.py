@@ -15,7 +15,8 @@ tool ``echo``. Prints `fake misbehaving server listening on http://127.0.0.1:POR
   requests counted per ``key``, then correct answers; with ``body=session-not-found`` the answer carries the
   JSON-RPC error the TypeScript SDK's Streamable HTTP transport sends for a session id it does not know (``-32001``
   "Session not found", with 404), which no server of the test peers sends on cue.
-- ``huge``: ``tools/call`` returns ``mb`` (default 50) megabytes of text.
+- ``huge``: ``tools/call`` returns ``mb`` (default 50) megabytes of text; with ``encoding=gzip``, gzip-encoded (a few
+  hundred KB on the wire, whatever the client accepts).
 - ``deep-schema``: one tool whose input schema nests ``depth`` (default 1,000) objects.
 - ``wide-schema``: one tool whose input schema has ``properties`` (default 10,000) properties.
 - ``odd-names``: tools named with spaces, unicode, 500 characters, and names that collide after sanitising.
@@ -36,6 +37,7 @@ Faults apply to the methods in ``on`` (comma-separated, default ``tools/list,too
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections import Counter
 from typing import Any
@@ -187,6 +189,9 @@ async def _respond(request: _Request, reader: asyncio.StreamReader, writer: asyn
         return True
     if request.mode in _FAULTS and message["method"] in request.option("on", _DEFAULT_FAULTY).split(","):
         return await _misbehave(request, message, reader, writer)
+    if request.mode == "huge" and message["method"] == "tools/call" and request.option("encoding", "") == "gzip":
+        await _send(writer, 200, gzip.compress(_answer(request, message), 1), **{"Content-Encoding": "gzip"})
+        return True
     await _send(writer, 200, _answer(request, message))
     return True
 

@@ -4,6 +4,7 @@
 // (RFC 7662), with the provider's own login and consent pages (devInteractions) for a scripted user agent.
 //
 //   node oidc-provider.mjs [--access-token-ttl SECONDS] [--client-metadata-tls DIR] [--dpop off|on|nonce]
+//                          [--client-auth-algs ALG,ALG]
 //
 // With --client-metadata-tls (a folder holding cert.pem and key.pem, a test certificate for 127.0.0.1), it also serves
 // a client ID metadata document for knime-mcp over https on 127.0.0.1, as an organisation would publish one, prints
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     "access-token-ttl": { type: "string", default: "3600" },
     "client-metadata-tls": { type: "string" },
     dpop: { type: "string", default: "off" },
+    "client-auth-algs": { type: "string" },
   },
 });
 const accessTokenTtl = Number(values["access-token-ttl"]);
@@ -148,6 +150,10 @@ server.listen(0, "127.0.0.1", () => {
       },
     },
     pkce: { required: () => true },
+    // --client-auth-algs: the only algorithms private_key_jwt assertions may be signed with (its metadata lists them)
+    ...(values["client-auth-algs"] && {
+      enabledJWA: { clientAuthSigningAlgValues: ["HS256", ...values["client-auth-algs"].split(",")] },
+    }),
     ...(fetchClientMetadata && { fetch: fetchClientMetadata }),
     issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
     ttl: { AccessToken: (ctx, token, client) => accessTokenTtlFor(client), ClientCredentials: accessTokenTtl },

@@ -39,17 +39,23 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+_REQUIRED = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
+
+
 def thumbprint(jwk: dict[str, Any]) -> str:
     """RFC 7638: the SHA-256 of the key's required members, sorted, without spaces."""
-    members = {name: jwk[name] for name in ("crv", "kty", "x", "y")}
+    members = {name: jwk[name] for name in _REQUIRED[jwk["kty"]]}
     return _b64(hashlib.sha256(json.dumps(members, separators=(",", ":"), sort_keys=True).encode()).digest())
 
 
 class DPoPGate:
-    """Lets a request through to the MCP server only with a DPoP-bound token and a valid proof for it."""
+    """Lets a request through to the MCP server only with a DPoP-bound token and a valid proof for it, signed with
+    one of ``algs``."""
 
-    def __init__(self, app: ASGIApp, *, issuer: str, url: str, secret: str, nonce: bool) -> None:
-        self._app, self._url, self._issuer, self._secret = app, url, issuer, secret
+    def __init__(
+        self, app: ASGIApp, *, issuer: str, url: str, secret: str, nonce: bool, algs: tuple[str, ...] = ("ES256",)
+    ) -> None:
+        self._app, self._url, self._issuer, self._secret, self.algs = app, url, issuer, secret, algs
         self._nonce = secrets.token_urlsafe(16) if nonce else None
         self._seen: set[str] = set()
 
@@ -73,8 +79,8 @@ class DPoPGate:
             return "invalid_token", "DPoP-bound tokens only: Authorization: DPoP with a DPoP proof"
         try:
             header = jwt.get_unverified_header(proof)
-            assert header.get("typ") == "dpop+jwt" and header.get("alg") == "ES256"
-            claims = jwt.decode(proof, jwt.PyJWK(header["jwk"], "ES256").key, algorithms=["ES256"])
+            assert header.get("typ") == "dpop+jwt" and header.get("alg") in self.algs
+            claims = jwt.decode(proof, jwt.PyJWK(header["jwk"], header["alg"]).key, algorithms=list(self.algs))
         except (jwt.PyJWTError, AssertionError, KeyError) as exc:
             return "invalid_dpop_proof", f"proof does not verify: {exc}"
         path = scope["path"]
@@ -102,7 +108,7 @@ class DPoPGate:
         return response.json() if response.status_code == 200 else {}
 
     async def _refuse(self, send: Send, error: str, description: str) -> None:
-        challenge = f'DPoP error="{error}", error_description="{description}", algs="ES256"'
+        challenge = f'DPoP error="{error}", error_description="{description}", algs="{" ".join(self.algs)}"'
         headers = [(b"www-authenticate", challenge.encode())]
         if self._nonce is not None:
             headers.append((b"dpop-nonce", self._nonce.encode()))

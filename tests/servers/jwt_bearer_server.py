@@ -15,13 +15,26 @@ resource server pieces (protected resource metadata, ``WWW-Authenticate`` challe
   ``knime-mcp-idp``) is exchanged for an ID-JAG for the audience and resource asked for.
 - ``POST /revoke``: forgets every access token, as an administrator would; the next MCP request gets 401.
 
-Every token request is printed as ``token request: <grant_type>`` (an assertion never is).
+Every token request is printed as ``token request: <grant_type>`` (an assertion never is). Refusals are careless
+as some real servers' are: their ``error_description`` quotes the assertion or ID token they refused.
 
 With ``--dpop`` the authorization server offers DPoP (RFC 9449, ES256 in its metadata): a token request with a valid
 proof (``htm``/``htu`` the token endpoint) gets a token bound to the proof's key (``token_type: DPoP``), which the MCP
 server then takes only as ``Authorization: DPoP`` with a valid proof (tests/servers/dpop_mcp_server.py's checks);
 without a proof, a Bearer token as before. Each token issued is printed as ``token issued: DPoP|Bearer``, each MCP
-request with a bound token as ``dpop accepted nonce=no``, each with a Bearer one as ``bearer presented``.
+request with a bound token as ``dpop accepted nonce=no``, each with a Bearer one as ``bearer presented``, each token
+request's valid proof as ``token request proof signed with ALG``. Further DPoP options: ``--dpop-algs "ES384 EdDSA"``
+(the algorithms both servers take, and list: ES256 by default); ``--dpop-unannounced`` (the metadata lists none,
+though the authorization server binds tokens to proofs); ``--dpop-required`` (the MCP server refuses Bearer tokens,
+and its every 401 adds a ``DPoP algs=…`` challenge); ``--dpop-nonce STYLE`` (the MCP server wants a nonce, a new
+one every third request, and writes its ``use_dpop_nonce`` challenge ``lowercase``
+(``dpop error=…``), ``after-bearer`` (``Bearer realm="mcp", DPoP error=…`` in one header) or ``own-header``
+(``Bearer`` and ``DPoP`` challenges in two headers)).
+
+With ``--issuer-host NAME`` the authorization server's issuer is ``http://NAME:PORT`` (its protected resource metadata
+names that): the same process, which a client reaching the MCP server at 127.0.0.1 sees on another host, as with an
+authorization server elsewhere. ``/token`` takes the client credentials grant of ``knime-mcp-xaa`` (basic
+authentication) too; each metadata request is printed as ``metadata request``.
 
 With ``--tls PEM`` the same app is also served over HTTPS under that certificate and key (a company identity
 provider behind the company CA), on a second port printed first: `over TLS at https://127.0.0.1:PORT`.
@@ -92,41 +105,84 @@ class _Tokens:
 
 
 class _BoundTokenGate(DPoPGate):
-    """dpop_mcp_server's resource server check for the tokens bound here; Bearer tokens pass as before."""
+    """dpop_mcp_server's resource server check for the tokens bound here; Bearer tokens pass as before unless
+    ``required``; ``nonce``: how its nonce challenge is written, if it wants one."""
 
-    def __init__(self, app: ASGIApp, tokens: _Tokens, *, issuer: str, url: str) -> None:
-        super().__init__(app, issuer=issuer, url=url, secret="", nonce=False)
-        self._tokens = tokens
+    def __init__(
+        self, app: ASGIApp, tokens: _Tokens, *, issuer: str, url: str, algs: tuple[str, ...], required: bool,
+        nonce: str | None,
+    ) -> None:  # fmt: skip
+        super().__init__(app, issuer=issuer, url=url, secret="", nonce=nonce is not None, algs=algs)
+        self._tokens, self._required, self._style = tokens, required, nonce
+        self._proofs = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", []))
         scheme, _, token = headers.get(b"authorization", b"").decode().partition(" ")
         unbound = scheme.lower() == "bearer" and token not in self._tokens.bound
-        if unbound or scheme.lower() not in ("bearer", "dpop"):  # else: the token endpoint's Basic, say
+        if unbound and self._required:
+            await self._refuse(send, "invalid_token", "DPoP-bound tokens only")
+        elif unbound or scheme.lower() not in ("bearer", "dpop"):  # else: the token endpoint's Basic, say
             if unbound:
                 print("bearer presented", flush=True)
-            await self._app(scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
+            await self._app(scope, receive, self._challenging(send) if self._required else send)
+        else:
+            self._proofs += 1
+            if self._nonce is not None and self._proofs % 3 == 0:
+                self._nonce = secrets.token_urlsafe(16)  # as nonces expire: a request in the session is refused
+            await super().__call__(scope, receive, send)
+
+    def _challenging(self, send: Send) -> Send:
+        """``send`` with a DPoP challenge added to a 401 (the SDK's server challenges with Bearer alone)."""
+
+        async def with_dpop(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                challenge = (b"www-authenticate", f'DPoP algs="{" ".join(self.algs)}"'.encode())
+                message = {**message, "headers": [*message.get("headers", []), challenge]}
+            await send(message)
+
+        return with_dpop
+
+    async def _refuse(self, send: Send, error: str, description: str) -> None:
+        dpop = f'error="{error}", error_description="{description}", algs="{" ".join(self.algs)}"'
+        written = {
+            "lowercase": [f"dpop {dpop}"],
+            "after-bearer": [f'Bearer realm="mcp", DPoP {dpop}'],
+            "own-header": ['Bearer realm="mcp"', f"DPoP {dpop}"],
+        }.get(self._style or "", [f"DPoP {dpop}"])
+        headers = [(b"www-authenticate", challenge.encode()) for challenge in written]
+        if self._nonce is not None:
+            headers.append((b"dpop-nonce", self._nonce.encode()))
+        print(f"dpop refused {error}: {description}", flush=True)
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
 
     async def _introspect(self, token: str) -> dict[str, Any]:
         return {"cnf": {"jkt": self._tokens.bound.get(token)}}
 
 
-def _proof_key(proof: str, token_endpoint: str) -> str | None:
-    """The thumbprint of the key a token request's DPoP proof was signed with, if the proof is valid for it."""
+def _proof_key(proof: str, token_endpoint: str, algs: tuple[str, ...]) -> str | None:
+    """The thumbprint of the key a token request's DPoP proof was signed with, if the proof is valid for it and
+    signed with one of ``algs``."""
     try:
         header = jwt.get_unverified_header(proof)
-        claims = jwt.decode(proof, jwt.PyJWK(header["jwk"], "ES256").key, algorithms=["ES256"])
+        if header.get("alg") not in algs:
+            return None
+        claims = jwt.decode(proof, jwt.PyJWK(header["jwk"], header["alg"]).key, algorithms=list(algs))
     except (jwt.PyJWTError, KeyError):
         return None
     if header.get("typ") != "dpop+jwt" or claims.get("htm") != "POST" or claims.get("htu") != token_endpoint:
         return None
+    print(f"token request proof signed with {header['alg']}", flush=True)
     return thumbprint(header["jwk"])
 
 
-def build_app(url: str, key: str, client_secret: str, *, dpop: bool = False) -> Any:
+def build_app(url: str, key: str, client_secret: str, options: argparse.Namespace) -> Any:
+    dpop, algs = options.dpop, tuple(options.dpop_algs.split())
+    issuer_host = options.issuer_host
     issuer = url.removesuffix("/mcp")
+    if issuer_host is not None:
+        issuer = issuer.replace(HOST, issuer_host)
     tokens = _Tokens()
     auth = AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=[])
     server = MCPServer("knime-mcp-jwt-bearer-test", log_level="WARNING", auth=auth, token_verifier=tokens)
@@ -141,15 +197,16 @@ def build_app(url: str, key: str, client_secret: str, *, dpop: bool = False) -> 
 
     @server.custom_route("/.well-known/oauth-authorization-server", methods=["GET"])
     async def metadata(_: Request) -> Response:
+        print("metadata request", flush=True)
         return JSONResponse(
             {
                 "issuer": issuer,
                 "authorization_endpoint": f"{issuer}/authorize",
                 "token_endpoint": f"{issuer}/token",
-                "grant_types_supported": [JWT_BEARER],
+                "grant_types_supported": [JWT_BEARER, "client_credentials"],
                 "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
                 "response_types_supported": ["code"],
-                **({"dpop_signing_alg_values_supported": ["ES256"]} if dpop else {}),
+                **({"dpop_signing_alg_values_supported": list(algs)} if dpop and not options.dpop_unannounced else {}),
             }
         )
 
@@ -157,22 +214,27 @@ def build_app(url: str, key: str, client_secret: str, *, dpop: bool = False) -> 
     async def token(request: Request) -> Response:
         form = await request.form()
         print(f"token request: {form.get('grant_type')}", flush=True)
+        if form.get("grant_type") == "client_credentials":
+            client = _basic_client(request)
+            if client is None or client[0] != AS_CLIENT or not hmac.compare_digest(client[1], client_secret):
+                return _refuse("invalid_client", "client authentication failed", 401)
+            return tokens.grant(AS_CLIENT)
         if form.get("grant_type") != JWT_BEARER:
-            return _refuse("unsupported_grant_type", "only the JWT bearer grant")
+            return _refuse("unsupported_grant_type", "only the JWT bearer and client credentials grants")
         assertion = str(form.get("assertion", ""))
         bound_to = None
         if dpop and (proof := request.headers.get("dpop")):
-            if (bound_to := _proof_key(proof, f"{issuer}/token")) is None:
+            if (bound_to := _proof_key(proof, f"{issuer}/token", algs)) is None:
                 return _refuse("invalid_dpop_proof", "the DPoP proof does not verify for this request")
         if jwt.get_unverified_header(assertion).get("typ") != "oauth-id-jag+jwt":
             try:
                 claims = jwt.decode(assertion, key, algorithms=["HS256"], audience=issuer)
             except jwt.PyJWTError as exc:
-                return _refuse("invalid_grant", f"workload token not accepted: {exc}")
+                return _refuse("invalid_grant", f"workload token {assertion} not accepted: {exc}")
             return tokens.grant(claims["sub"], bound_to)
         client = _basic_client(request)
         if client is None or client[0] != AS_CLIENT or not hmac.compare_digest(client[1], client_secret):
-            return _refuse("invalid_client", "client authentication failed", 401)
+            return _refuse("invalid_client", f"client authentication failed for the ID-JAG {assertion}", 401)
         try:
             claims = jwt.decode(assertion, key, algorithms=["HS256"], audience=issuer)
         except jwt.PyJWTError as exc:
@@ -190,10 +252,11 @@ def build_app(url: str, key: str, client_secret: str, *, dpop: bool = False) -> 
             return _refuse("invalid_request", "not an ID-JAG token exchange by a known client")
         if form.get("audience") != issuer or form.get("resource") != url:
             return _refuse("invalid_target", "no ID-JAG for that audience or resource")
+        subject_token = str(form.get("subject_token"))
         try:
-            identity = jwt.decode(str(form.get("subject_token")), key, algorithms=["HS256"], audience=IDP_CLIENT)
+            identity = jwt.decode(subject_token, key, algorithms=["HS256"], audience=IDP_CLIENT)
         except jwt.PyJWTError as exc:
-            return _refuse("invalid_grant", f"ID token not accepted: {exc}")
+            return _refuse("invalid_grant", f"ID token {subject_token} not accepted: {exc}")
         claims = {
             "iss": f"{issuer}/idp",
             "sub": identity["sub"],
@@ -211,7 +274,10 @@ def build_app(url: str, key: str, client_secret: str, *, dpop: bool = False) -> 
         return Response(status_code=204)
 
     app = server.streamable_http_app()
-    return _BoundTokenGate(app, tokens, issuer=issuer, url=url) if dpop else app
+    if not dpop:
+        return app
+    required, nonce = options.dpop_required, options.dpop_nonce
+    return _BoundTokenGate(app, tokens, issuer=issuer, url=url, algs=algs, required=required, nonce=nonce)
 
 
 def _basic_client(request: Request) -> tuple[str, str] | None:
@@ -256,13 +322,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tls", metavar="PEM", help="also serve over HTTPS with this certificate and key")
     parser.add_argument("--dpop", action="store_true", help="offer DPoP-bound tokens")
+    parser.add_argument("--issuer-host", help="the host name of the authorization server's issuer")
+    parser.add_argument("--dpop-algs", default="ES256", help="the DPoP algorithms taken, space-separated")
+    parser.add_argument("--dpop-unannounced", action="store_true", help="list no DPoP algorithms in the metadata")
+    parser.add_argument("--dpop-required", action="store_true", help="the MCP server takes DPoP-bound tokens only")
+    parser.add_argument("--dpop-nonce", choices=["lowercase", "after-bearer", "own-header"], help="want a nonce")
     args = parser.parse_args()
     key, client_secret = os.environ.get(KEY_ENV), os.environ.get(SECRET_ENV)
     if not key or not client_secret:
         sys.exit(f"set {KEY_ENV} and {SECRET_ENV}")
 
     def app_for(url: str) -> Any:
-        return build_app(url, key, client_secret, dpop=args.dpop)
+        return build_app(url, key, client_secret, args)
 
     if args.tls:
         asyncio.run(_serve_with_tls(app_for, args.tls))

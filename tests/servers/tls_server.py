@@ -9,6 +9,8 @@ the CA that client certificates must come from. Serves, all on 127.0.0.1 in one 
   (OpenSSL through :mod:`ssl`, as nginx would be) before the demo server on plain HTTP. Not uvicorn's own TLS:
   asyncio drops the connection without the TLS alert that says a client certificate is required, which real
   servers send;
+- `client-cert-silent`: the same, with uvicorn's own TLS requiring a client certificate from `ca.pem`: it drops a
+  client without one with no alert, so the client sees only a connection closed without an answer;
 - `api`: the pet store test API (tests/servers/http_api_server.py) under `good.pem`, its document at `/openapi.json`.
 
 Prints `TLS test server NAME listening on URL` for each, once all listen, and stops on SIGTERM or SIGINT.
@@ -36,6 +38,7 @@ SERVERS = {
     "expired": ("expired.pem", "mcp"),
     "wrong-name": ("wrong-name.pem", "mcp"),
     "client-cert": (None, "mcp"),
+    "client-cert-silent": ("good.pem", "mcp"),
     "api": ("good.pem", "api"),
 }
 
@@ -98,7 +101,9 @@ async def serve(folder: Path) -> None:
         front = sock if cert else _client_cert_front(folder, sock.getsockname()[1])
         base = f"https://{HOST}:{front.getsockname()[1]}"
         app = build_server().streamable_http_app(host=HOST) if kind == "mcp" else build_app(base, "not-a-secret")
-        tls = {"ssl_certfile": str(folder / cert)} if cert else {}
+        tls: dict[str, object] = {"ssl_certfile": str(folder / cert)} if cert else {}
+        if name == "client-cert-silent":
+            tls |= {"ssl_ca_certs": str(folder / "ca.pem"), "ssl_cert_reqs": ssl.CERT_REQUIRED}
         config = uvicorn.Config(app, log_level="warning", lifespan="on", **tls)  # type: ignore[arg-type]
         server = uvicorn.Server(config)
         server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]  # one handler stops all

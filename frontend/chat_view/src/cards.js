@@ -1,5 +1,6 @@
 /** The cards of a turn: a tool call (start, then end), an approval before a call, and a sign-in link. */
 import { el, isWebUrl, openOnClick, pretty } from "./dom.js";
+import { targetNote } from "./links.js";
 
 const HINTS = [
   ["read_only", "read-only"],
@@ -99,10 +100,10 @@ export function approvalCard(event, decide) {
   return card;
 }
 
-/** A server's sign-in link: shown with the server's name, opened only by the person's click. */
+/** A server's sign-in link: shown with the server's name (and its host when private), opened only by a click. */
 export function signInCard(event) {
   const link = isWebUrl(event.url)
     ? el("a", { class: "sign-in-link", href: event.url, target: "_blank", rel: "noopener noreferrer", onclick: (click) => { click.preventDefault(); openOnClick(event.url); } }, event.url)
     : el("code", {}, event.url ?? "");
-  return el("article", { class: "card sign-in" }, el("header", {}, el("span", { class: "where" }, event.server), " needs you to sign in:"), el("p", {}, link));
+  return el("article", { class: "card sign-in" }, el("header", {}, el("span", { class: "where" }, event.server), " needs you to sign in:"), el("p", {}, link, targetNote(event.url, event.url)));
 }

@@ -1,13 +1,18 @@
 /**
  * A server's question as a form built from its JSON schema (MCP elicitation: a flat object of strings, numbers,
- * integers, booleans and enums), answered with Accept, Decline or Cancel. URL mode shows the URL and the server's
- * name instead, and opens the URL only when the person clicks. The session validates the content again.
+ * integers, booleans, enums and multi-select enums, reduced to that by the core), answered with Accept, Decline or
+ * Cancel. URL mode shows the URL, its host when private, and the server's name instead, and opens the URL only when
+ * the person clicks. The session validates the content again.
  */
 import { el, isWebUrl, openOnClick } from "./dom.js";
+import { targetNote } from "./links.js";
 
+/** A choice field's [value, label] pairs (an array field's are its items'), or null for other fields. */
 function choices(schema) {
-  if (Array.isArray(schema.enum)) return schema.enum.map((value, i) => [value, schema.enumNames?.[i] ?? String(value)]);
-  if (Array.isArray(schema.oneOf)) return schema.oneOf.map((option) => [option.const, option.title ?? String(option.const)]);
+  const source = schema.type === "array" ? schema.items ?? {} : schema;
+  if (Array.isArray(source.enum)) return source.enum.map((value, i) => [value, schema.enumNames?.[i] ?? String(value)]);
+  const options = source.oneOf ?? source.anyOf;
+  if (Array.isArray(options)) return options.map((option) => [option.const, option.title ?? String(option.const)]);
   return null;
 }
 
@@ -16,7 +21,10 @@ const INPUT_TYPES = { email: "email", uri: "url", date: "date" };
 function field(name, schema, required) {
   const options = choices(schema);
   let input;
-  if (options) {
+  if (options && schema.type === "array") {
+    const chosen = Array.isArray(schema.default) ? schema.default : [];
+    input = el("select", { name, multiple: true }, options.map(([value, label]) => el("option", { value: String(value), selected: chosen.includes(value) }, label)));
+  } else if (options) {
     input = el("select", { name }, required ? null : el("option", { value: "" }, ""), options.map(([value, label]) => el("option", { value: String(value), selected: value === schema.default }, label)));
   } else if (schema.type === "boolean") {
     input = el("input", { name, type: "checkbox", checked: schema.default === true });
@@ -32,6 +40,11 @@ function field(name, schema, required) {
 /** The value of one field in the schema's type, or undefined when left empty. */
 function valueOf(input, schema) {
   if (schema.type === "boolean") return input.checked;
+  if (schema.type === "array") {
+    const options = choices(schema);
+    const chosen = [...input.selectedOptions].map((option) => options.find(([value]) => String(value) === option.value)?.[0]);
+    return chosen.length ? chosen : undefined;
+  }
   if (input.value === "") return undefined;
   if (schema.type === "number" || schema.type === "integer") return Number(input.value);
   const options = choices(schema);
@@ -46,7 +59,7 @@ export function formCard(event, answer) {
   const problem = el("p", { class: "problem", hidden: true });
   const outcome = el("p", { class: "outcome", hidden: true });
   const body = event.url
-    ? el("p", { class: "form-url" }, el("span", { class: "where" }, event.server), " asks you to open ", el("code", { class: "url" }, event.url))
+    ? el("p", { class: "form-url" }, el("span", { class: "where" }, event.server), " asks you to open ", el("code", { class: "url" }, event.url), targetNote(event.url, event.url))
     : el("div", { class: "fields" }, Object.entries(properties).map(([name, property]) => field(name, property, required.has(name))));
   const accept = event.url && isWebUrl(event.url)
     ? el("button", { type: "button", class: "accept", onclick: () => { openOnClick(event.url); send("accept", null); } }, "Open link")

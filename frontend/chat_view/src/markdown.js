@@ -1,10 +1,12 @@
 /**
  * Model answers as Markdown (markdown-it), sanitised by DOMPurify: raw HTML in an answer is shown as text, images
  * become their alt text (no remote image is ever loaded), links keep only http(s)/mailto targets and open in a new
- * window on a click; DOMPurify then keeps only the formatting tags below, so no script or event handler survives.
+ * window on a click, with a note saying where they go when that is a private host or not what their text says
+ * (links.js); DOMPurify then keeps only the formatting tags below, so no script or event handler survives.
  */
 import DOMPurify from "dompurify";
 import MarkdownIt from "markdown-it";
+import { noteTargets } from "./links.js";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
 md.renderer.rules.image = (tokens, index) => md.utils.escapeHtml(`[image: ${tokens[index].content || "no description"}]`);
@@ -29,5 +31,5 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 
 /** `text` rendered as sanitised Markdown, a DocumentFragment to append. */
 export function renderMarkdown(text) {
-  return DOMPurify.sanitize(md.render(text ?? ""), PURIFY);
+  return noteTargets(DOMPurify.sanitize(md.render(text ?? ""), PURIFY));
 }

@@ -102,10 +102,18 @@ export class ChatView {
     if (!busy) this.status.textContent = "";
   }
 
+  /** Renders each event on its own: one the page cannot show becomes an error card, and the rest still show. */
   apply(events) {
     for (const event of events) {
-      this.seq = Math.max(this.seq, event.seq ?? 0);
-      this.render(event);
+      const seq = Number(event?.seq);
+      if (Number.isFinite(seq)) this.seq = Math.max(this.seq, seq);
+      try {
+        this.render(event);
+      } catch (error) {
+        const kind = typeof event?.type === "string" ? event.type : "unknown";
+        const why = error instanceof Error ? error.message : "unknown error";
+        this.add(el("p", { class: "message error unshown" }, `Could not show a ${kind} event (${why}); the rest of the chat goes on.`));
+      }
     }
     this.messages.lastElementChild?.scrollIntoView({ block: "end" });
   }
@@ -130,6 +138,9 @@ export class ChatView {
         this.streaming = null;
         this.status.textContent = `Calling ${event.tool}…`;
         if (this.showToolCalls) this.cards.set(event.call_id, this.add(toolCard(event)));
+        break;
+      case "progress":
+        this.status.textContent = `${event.tool}: ${event.text}`;
         break;
       case "tool_end": {
         const card = this.cards.get(event.call_id);

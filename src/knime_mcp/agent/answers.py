@@ -5,8 +5,9 @@ Layer: core (agent), below :mod:`knime_mcp.agent.loop`.
 
 from __future__ import annotations
 
+import logging
 from secrets import token_hex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from knime_mcp.errors import ChatModelError
 
@@ -15,21 +16,36 @@ if TYPE_CHECKING:
 
 __all__ = ["check_answer", "with_call_ids"]
 
+logger = logging.getLogger(__name__)
+
 
 def with_call_ids(answer: AIMessage) -> AIMessage:
-    """Every tool call with an id: some servers leave it out, but each tool message must name its call."""
-    if all(call.get("id") for call in [*answer.tool_calls, *answer.invalid_tool_calls]):
+    """Every tool call with an id of its own: some servers leave it out, and a reply may repeat one, but each tool
+    message must name its call, and a person's approval or denial must hold for that call alone. A repeated id gets
+    a suffix (``c1`` and ``c1_1a2b3c``), so the tool-call log shows which calls shared it."""
+    ids = [call.get("id") for call in [*answer.tool_calls, *answer.invalid_tool_calls]]
+    if all(ids) and len(set(ids)) == len(ids):
         return answer
+    seen: set[str] = set()
+
+    def own(call: Any) -> Any:
+        given = call.get("id")
+        new = _call_id(given) if not given or given in seen else given
+        seen.add(new)
+        return {**call, "id": new}
+
+    if repeated := sorted({str(i) for i in ids if i and ids.count(i) > 1}):
+        logger.warning("The model's reply gave several tool calls the id %s; each got an id of its own.", repeated)
     return answer.model_copy(
         update={
-            "tool_calls": [{**call, "id": call.get("id") or _call_id()} for call in answer.tool_calls],
-            "invalid_tool_calls": [{**call, "id": call.get("id") or _call_id()} for call in answer.invalid_tool_calls],
+            "tool_calls": [own(call) for call in answer.tool_calls],
+            "invalid_tool_calls": [own(call) for call in answer.invalid_tool_calls],
         }
     )
 
 
-def _call_id() -> str:
-    return f"call_{token_hex(6)}"
+def _call_id(repeated: str | None = None) -> str:
+    return f"{repeated}_{token_hex(3)}" if repeated else f"call_{token_hex(6)}"
 
 
 def check_answer(answer: AIMessage) -> None:

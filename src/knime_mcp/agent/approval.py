@@ -16,8 +16,10 @@ the decision.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from knime_mcp.errors import ConfigError
@@ -36,6 +38,7 @@ __all__ = [
     "Choice",
     "Decision",
     "SessionApprover",
+    "lookalikes_folded",
 ]
 
 Choice = Literal["approve", "deny", "allow_session"]
@@ -57,7 +60,8 @@ class ApprovalPolicy:
     """Tools whose server sent no behaviour hint at all, whose effects nobody knows."""
 
     pattern: str | None = None
-    """A regular expression searched in the model-facing tool name (and the server's own name), ignoring case."""
+    """A regular expression searched in the model-facing tool name (and the server's own name), ignoring case, as
+    written and as it looks (:func:`lookalikes_folded`): a Cyrillic ``dеlete_all`` is found by ``delete``."""
 
     everything: bool = False
     """Every call, workflow tools included."""
@@ -79,7 +83,8 @@ class ApprovalPolicy:
         if self.everything:
             return True
         names = (tool.name, tool.tool_name) if isinstance(tool, MCPTool) else (tool.name,)
-        if self._pattern is not None and any(self._pattern.search(name) for name in names):
+        pattern = self._pattern
+        if pattern is not None and any(pattern.search(n) or pattern.search(lookalikes_folded(n)) for n in names):
             return True
         if not isinstance(tool, MCPTool):
             return False
@@ -91,6 +96,30 @@ class ApprovalPolicy:
 
 NO_APPROVAL = ApprovalPolicy()
 """No call waits for approval: the default."""
+
+_ASCII_LOOKALIKES = str.maketrans({"I": "l", "1": "l", "|": "l", "0": "O"})
+"""The ASCII characters Unicode's confusables data (TR39) maps to another single ASCII character: ``deIete`` reads as
+``delete`` in many fonts."""
+
+
+@lru_cache(maxsize=4096)
+def lookalikes_folded(name: str) -> str:
+    """``name`` as it looks, for a name pattern a person wrote in plain letters: compatibility forms made plain
+    (NFKC: fullwidth and mathematical letters), invisible format characters dropped, and each character that
+    Unicode's confusables data (UTS #39, as the confusable-homoglyphs package ships it) gives an ASCII prototype
+    replaced by it: Cyrillic ``е`` becomes ``e``, Greek ``Ι`` becomes ``l``."""
+    text = "".join(char for char in unicodedata.normalize("NFKC", name) if unicodedata.category(char) != "Cf")
+    if not text.isascii():
+        from confusable_homoglyphs.confusables import is_confusable
+
+        prototypes = {
+            found["character"]: prototype
+            for found in is_confusable(text, greedy=True) or []
+            if not found["character"].isascii()
+            for prototype in [glyph["c"] for glyph in found["homoglyphs"] if glyph["c"].isascii()][:1]
+        }
+        text = "".join(prototypes.get(char, char) for char in text)
+    return text.translate(_ASCII_LOOKALIKES)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ Layer: core (agent), below the Agent Prompter node, above :mod:`knime_mcp.agent.
 node output, on the row of the model's message whose calls await approval: ``approve`` or ``deny`` decides each of
 its calls, and a JSON object decides them one by one, by call id: ``{"call_1": "approve", "call_2": {"choice":
 "deny", "reason": "..."}}`` (an approval may carry edited ``arguments``). A call without a decision stays pending;
-a decision for a call that is not awaiting approval is an error, never a silent no-op.
+a decision for a call that is not awaiting approval, or by an id several awaiting calls share, is an error, never a
+silent no-op or a guess.
 
     approver = table_approver(history_table, messages)
     run = await run_agent(model, tools, prompt, history=messages, approver=approver, config=config)
@@ -56,18 +57,26 @@ def table_approver(table: pa.Table, messages: Sequence[BaseMessage]) -> TableApp
         return TableApprover({})
     names = [name for name in (ROW_ID_COLUMN, TOOL_CALLS, APPROVAL, APPROVAL_REASON) if name in table.column_names]
     pending = awaiting_message(messages)
-    awaiting = {str(call["id"]) for call in [*pending.tool_calls, *pending.invalid_tool_calls]} if pending else set()
+    ids = [str(call["id"]) for call in [*pending.tool_calls, *pending.invalid_tool_calls]] if pending else []
+    awaiting = set(ids)
     decisions: dict[str, Decision] = {}
     for number, row in enumerate(table.select(names).to_pylist(), start=1):
         if (value := _text(row.get(APPROVAL))) is None:
             continue
         label = row_label(number, row)
+        by_id = value.startswith("{")
         for call_id, decision in _row_decisions(value, _text(row.get(APPROVAL_REASON)), row, label).items():
             if call_id not in awaiting:
                 raise ConfigError(
                     f"{label} of the conversation decides about call {call_id!r}, which is not awaiting approval "
                     f"(awaiting: {', '.join(sorted(awaiting)) or 'none'}).",
                     hint=_HINT,
+                )
+            if by_id and (shared := ids.count(call_id)) > 1:
+                raise ConfigError(
+                    f"{label} of the conversation decides about call {call_id!r}, an id that {shared} calls "
+                    "awaiting approval share, so it cannot say which call it means.",
+                    hint="Write approve or deny for all the calls of the message instead.",
                 )
             decisions[call_id] = decision
     return TableApprover(decisions)

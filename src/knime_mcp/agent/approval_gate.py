@@ -5,10 +5,11 @@ Layer: core (agent), between :mod:`knime_mcp.agent.toolset` (above), which runs 
 :mod:`knime_mcp.agent.approval` (the policy, the request, the decision, the approver). All calls of a message are
 decided before any runs, in call order: when one is left awaiting approval (nobody can answer now), none of the
 message's calls runs, so the conversation ends with that message and every one of its calls unanswered, and the run
-that resumes it makes each call exactly once.
+that resumes it makes each call exactly once. A decision is kept by the call's place in the message, not by its id:
+calls that share an id (a conversation from data may hold such) are each decided on their own.
 
     gate = ApprovalGate(ApprovalPolicy(destructive=True), approver)
-    approvals = await gate.ask([(call_id, name, tool, arguments)])
+    approvals = await gate.ask([(position, call_id, name, tool, arguments)])
 """
 
 from __future__ import annotations
@@ -38,22 +39,22 @@ if TYPE_CHECKING:
 
 __all__ = ["ApprovalGate", "Approvals", "AskedCall", "approval_request", "awaiting_entry", "denial", "edited_note"]
 
-AskedCall = tuple[str, str, MCPTool | LocalTool, dict[str, Any]]
-"""A call the gate may ask about: its id, model-facing name, tool and arguments."""
+AskedCall = tuple[int, str, str, MCPTool | LocalTool, dict[str, Any]]
+"""A call the gate may ask about: its place among the message's calls, id, model-facing name, tool and arguments."""
 
 
 class Approvals(NamedTuple):
-    """The answers about one message's calls: each decided call's decision as the log keeps it, and the requests
-    nobody could answer now."""
+    """The answers about one message's calls: each decided call's decision as the log keeps it, by the call's
+    place in the message, and the requests nobody could answer now."""
 
-    decided: dict[str, tuple[Decision, ApprovalRecord]]
+    decided: dict[int, tuple[Decision, ApprovalRecord]]
     awaiting: list[ApprovalRequest]
-    asked: list[ApprovalRequest]
-    """Every call asked about, decided or not."""
+    asked: list[tuple[int, ApprovalRequest]]
+    """Every call asked about, decided or not, with its place in the message."""
 
     def awaiting_entries(self, turn: int) -> list[ToolCallLogEntry]:
         """The log's entries when the run stops: every call asked about, with its decision if it got one."""
-        return [awaiting_entry(turn, asked, self.decided.get(asked.call_id, (None, None))[1]) for asked in self.asked]
+        return [awaiting_entry(turn, asked, self.decided.get(place, (None, None))[1]) for place, asked in self.asked]
 
 
 NONE_ASKED = Approvals({}, [], [])
@@ -72,19 +73,19 @@ class ApprovalGate:
         """Ask about each call the policy names, in call order."""
         if not self._policy.active:
             return NONE_ASKED
-        decided: dict[str, tuple[Decision, ApprovalRecord]] = {}
+        decided: dict[int, tuple[Decision, ApprovalRecord]] = {}
         awaiting: list[ApprovalRequest] = []
-        asked: list[ApprovalRequest] = []
-        for call_id, name, tool, arguments in calls:
+        asked: list[tuple[int, ApprovalRequest]] = []
+        for place, call_id, name, tool, arguments in calls:
             if not self._policy.needs_approval(tool):
                 continue
             request = approval_request(call_id, name, tool, arguments)
-            asked.append(request)
+            asked.append((place, request))
             decision = await self._approver.decide(request)
             if decision is None:
                 awaiting.append(request)
             else:
-                decided[call_id] = (decision, ApprovalRecord(decision.choice))
+                decided[place] = (decision, ApprovalRecord(decision.choice))
         return Approvals(decided, awaiting, asked)
 
 

@@ -4,7 +4,8 @@ Layer: core (agent), below :mod:`knime_mcp.agent.chat_session`, which writes the
 (the chat view's data service, ``knime-mcp chat``) reads them from its own thread with :meth:`EventLog.after`.
 :class:`TurnEvents` hears the answer stream and is the toolset's :class:`~knime_mcp.agent.toolset.ToolHooks`: it
 turns each call's start and end into ``tool_start`` and ``tool_end`` events (arguments redacted, images as PNG data
-URLs, secrets scrubbed) and keeps the calls in flight, which a stopped turn ends as ``cancelled``.
+URLs, secrets scrubbed) and keeps the calls in flight, which a stopped turn ends as ``cancelled``; a running call's
+progress and an MCP task's status messages come as ``progress`` events.
 
     log = EventLog()
     log.add("user", text="Hi")
@@ -32,13 +33,14 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from knime_mcp.calls.dispatch import LocalTool
+    from knime_mcp.conversation import Conversation
     from knime_mcp.tools.results import ToolResult
 
 __all__ = ["STOPPED", "EventKind", "EventLog", "TurnEvents", "calling_server"]
 
 EventKind = Literal[
-    "user", "assistant_delta", "assistant", "tool_start", "tool_end", "approval", "form", "sign_in", "error",
-    "turn_end",
+    "user", "assistant_delta", "assistant", "tool_start", "tool_end", "progress", "approval", "form", "sign_in",
+    "error", "turn_end",
 ]  # fmt: skip
 
 STOPPED = "The call was cancelled: the person stopped the turn before it ended."
@@ -102,6 +104,7 @@ class TurnEvents:
         self._secrets = tuple(secrets)
         self._in_flight: dict[str, _InFlight] = {}
         self._answer: list[str] = []
+        self._progress: dict[str, str] = {}
         self.finished: dict[str, ToolCallLogEntry] = {}
         """The entries of the calls that ended in the current turn, by call id."""
 
@@ -145,6 +148,7 @@ class TurnEvents:
 
     def new_turn(self) -> None:
         self._answer.clear()
+        self._progress.clear()
         self.finished.clear()
 
     def started(
@@ -156,6 +160,13 @@ class TurnEvents:
         calling_server.set(server)
         kind = origin.kind if origin is not None else "unknown"
         self._log.add("tool_start", call_id=call_id, tool=tool, server=server, kind=kind, arguments=redact(arguments))
+
+    def progress(self, tool: str, text: str) -> None:
+        """A running MCP call's progress line or task status (``progress``), unless it says again what its tool's
+        last one said: a server that repeats itself does not fill the chat."""
+        if text and self._progress.get(tool) != text:
+            self._progress[tool] = text
+            self._log.add("progress", tool=tool, text=text)
 
     def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
         self._in_flight.pop(entry.tool_call_id, None)
@@ -183,6 +194,30 @@ class TurnEvents:
                 text=STOPPED, images=[],
             )  # fmt: skip
         return entries
+
+    def settle_stopped(self, conversation: Conversation, log: list[ToolCallLogEntry]) -> None:
+        """After a stop (the chat's, Ctrl-C in ``knime-mcp agent``): the calls cut off end as cancelled, and every
+        call of the last model message gets a reply (a model refuses a conversation with a call left unanswered) and
+        an entry in ``log``."""
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        self.stop()
+        messages = conversation.new_messages
+        asked = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        if asked is None:
+            return
+        message = messages[asked]
+        assert isinstance(message, AIMessage)
+        answered = {m.tool_call_id for m in messages[asked + 1 :] if isinstance(m, ToolMessage)}
+        logged = {entry.tool_call_id for entry in log}
+        for call in [*message.tool_calls, *message.invalid_tool_calls]:
+            call_id = str(call["id"])
+            if call_id not in answered:
+                conversation.append(
+                    ToolMessage(STOPPED, tool_call_id=call_id, name=call.get("name") or "", status="error")
+                )
+            if call_id not in logged and (entry := self.finished.get(call_id)) is not None:
+                log.append(entry)
 
 
 def _server(origin: MCPTool | LocalTool | None) -> str:

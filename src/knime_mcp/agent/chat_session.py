@@ -12,7 +12,9 @@ own threads and read what happened as numbered events (:mod:`knime_mcp.agent.cha
 - The session is the run's approver: a call the policy (``config.approval``) names waits on an ``approval`` event
   for :meth:`ChatSession.decide`; *Allow for this session* holds for the whole chat.
 - A server's form (elicitation) waits on a ``form`` event for :meth:`ChatSession.answer_form`, whose content is
-  checked against the form's schema; a URL-mode form carries the page's address, which only the person opens.
+  checked against the form's schema (reduced to the protocol's flat object of primitive fields before it became an
+  event, :mod:`knime_mcp.mcp.form_schema`); a URL-mode form carries the page's address, which only the person opens.
+- A running call's progress and an MCP task's status messages come as ``progress`` events.
 - An OAuth sign-in link becomes a ``sign_in`` event, which the person opens (no browser opens by itself, unless
   ``open_browser``: the terminal's chat).
 - The conversation so far (``history``) comes first, as the events a page shows when it opens again.
@@ -37,7 +39,7 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from knime_mcp.agent.approval import ApprovalRequest, Choice, Decision
-from knime_mcp.agent.chat_events import STOPPED, EventLog, TurnEvents, calling_server
+from knime_mcp.agent.chat_events import EventLog, TurnEvents, calling_server
 from knime_mcp.agent.loop import DEFAULT_SYSTEM_MESSAGE, AgentConfig, AgentParts, AgentRun, assembled
 from knime_mcp.auth.signin import LinkOnly
 from knime_mcp.errors import ConfigError, McpToolError
@@ -119,7 +121,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
         self._assemble = lambda: assembled(
             model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
             secrets=secrets, data=data, show_sign_in=show_sign_in, forms=self._ask_form, hooks=self._turn_events,
-            stream=self._turn_events.delta, approver=_Person(self),
+            stream=self._turn_events.delta, approver=_Person(self), call_progress=self._turn_events.progress,
         )  # fmt: skip
         self._context = contextvars.copy_context()
         """What the session was made in (a node's team seal key, :func:`knime_mcp.seal.team_seal_key`): its turns
@@ -250,7 +252,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
                     self._scope.cancel()
                 await self._answer(parts)
             if self._scope.cancel_called:
-                self._settle_stopped(parts)
+                self._turn_events.settle_stopped(parts.conversation, parts.toolset.log)
         finally:
             self._scope = None
             self._idle.set()
@@ -274,29 +276,6 @@ class ChatSession(AbstractContextManager["ChatSession"]):
             form.waiting.give(("cancel", None))
         if self._scope is not None:
             self._scope.cancel()
-
-    def _settle_stopped(self, parts: AgentParts) -> None:
-        """After a stop: the calls cut off end as cancelled, and every call of the last model message gets a reply
-        (a model refuses a conversation with a call left unanswered) and a log entry."""
-        from langchain_core.messages import AIMessage, ToolMessage
-
-        self._turn_events.stop()
-        messages = parts.conversation.new_messages
-        asked = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
-        if asked is None:
-            return
-        message = messages[asked]
-        assert isinstance(message, AIMessage)
-        answered = {m.tool_call_id for m in messages[asked + 1 :] if isinstance(m, ToolMessage)}
-        logged = {entry.tool_call_id for entry in parts.toolset.log}
-        for call in [*message.tool_calls, *message.invalid_tool_calls]:
-            call_id = str(call["id"])
-            if call_id not in answered:
-                parts.conversation.append(
-                    ToolMessage(STOPPED, tool_call_id=call_id, name=call.get("name") or "", status="error")
-                )
-            if call_id not in logged and (entry := self._turn_events.finished.get(call_id)) is not None:
-                parts.toolset.log.append(entry)
 
     def _snapshot(self) -> AgentRun:
         parts = self._parts

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -55,10 +55,10 @@ if TYPE_CHECKING:
     from knime_mcp.agent.call_log import ToolCallLogEntry
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.toolset import AgentToolset, ToolHooks, ToolTurn
-    from knime_mcp.calls.dispatch import LocalTool
+    from knime_mcp.calls.dispatch import LocalTool, ToolProgress
     from knime_mcp.conversation import Conversation
     from knime_mcp.mcp.server_requests import FormAsker
-    from knime_mcp.mcp.sync import ProgressCallback
+    from knime_mcp.mcp.sync import Interrupt, ProgressCallback
     from knime_mcp.tools.tool import MCPTool
 
 __all__ = [
@@ -196,6 +196,9 @@ class AgentRun:
     awaiting: list[ApprovalRequest] = field(default_factory=list)
     """The calls the run stopped at, awaiting approval; run again with the conversation and decisions to resume."""
 
+    interrupted: bool = False
+    """Whether Ctrl-C stopped the run (``run_agent``'s ``interrupt``): the calls it cut off are logged as cancelled."""
+
 
 class AgentParts(NamedTuple):
     """A run's parts over one :class:`ClientPool`: :func:`run_agent` runs them once, a chat session turn by turn."""
@@ -224,10 +227,12 @@ async def assembled(
     hooks: ToolHooks | None = None,
     stream: TextListener | None = None,
     approver: Approver | None = None,
+    call_progress: ToolProgress | None = None,
 ) -> AsyncIterator[AgentParts]:
     """The agent over ``tools`` with one session per server, open until the block ends. ``forms`` lets a person
     fill in the servers' forms, ``hooks`` hear each tool call start and end, ``stream`` hears the answers' text as
-    it is generated; the other arguments are :func:`run_agent`'s."""
+    it is generated, ``call_progress`` each MCP call's progress lines and task statuses (a chat shows them); the
+    other arguments are :func:`run_agent`'s."""
     from knime_mcp.agent.approval_gate import ApprovalGate
     from knime_mcp.agent.resource_tools import resource_tools, table_servers
     from knime_mcp.agent.tool_changes import ToolWatch
@@ -261,6 +266,8 @@ async def assembled(
         def tool_progress(tool: str, text: str) -> None:
             if agent is not None:
                 agent.report_tool(tool, text)
+            if call_progress is not None:
+                call_progress(tool, text)
 
         dispatcher = Dispatcher(
             pool,
@@ -302,6 +309,7 @@ async def run_agent(
     data: DataRepository | None = None,
     show_sign_in: Callable[[str], None] | None = None,
     approver: Approver | None = None,
+    interrupt: Interrupt | None = None,
 ) -> AgentRun:
     """Run the agent on ``user_message`` after ``history``, with MCP and workflow tools.
 
@@ -310,29 +318,41 @@ async def run_agent(
     :func:`run_sync` this runs on the background loop; workflow tools reach back to the caller's thread on their
     own. With ``data`` (the repository the workflow tools share), the system message lists its tables and MCP
     results' records become tables too. ``approver`` decides the calls ``config.approval`` names; when
-    ``history`` ends with calls awaiting approval, they are resumed and ``user_message`` is not sent again.
+    ``history`` ends with calls awaiting approval, they are resumed and ``user_message`` is not sent again. With
+    ``interrupt``, Ctrl-C under :func:`run_sync` stops the run where it is: its calls under way are cancelled (on the
+    servers too), each call of the model's last message is answered and logged as cancelled, and the run returns what
+    it has, ``interrupted``.
     """
     from langchain_core.messages import HumanMessage
 
+    from knime_mcp.agent.chat_events import EventLog, TurnEvents
     from knime_mcp.conversation import awaiting_message
 
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
+    calls = TurnEvents(EventLog(), list(filter(None, secrets))) if interrupt is not None else None
     async with assembled(
         model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
-        secrets=secrets, progress=progress, data=data, show_sign_in=show_sign_in, approver=approver,
+        secrets=secrets, progress=progress, data=data, show_sign_in=show_sign_in, approver=approver, hooks=calls,
     ) as parts:  # fmt: skip
         agent, conversation = parts.agent, parts.conversation
         if awaiting_message(history) is None:
             conversation.append(HumanMessage(user_message))
         failure: McpToolError | None = None
-        try:
-            await agent.run()
-        except McpToolError as exc:
-            if config.errors == "fail":
-                raise
-            failure = exc
-            conversation.append_error(str(exc))
+        with interrupt.stoppable() if interrupt is not None else nullcontext():
+            try:
+                await agent.run()
+            except McpToolError as exc:
+                if config.errors == "fail":
+                    raise
+                failure = exc
+                conversation.append_error(str(exc))
+        interrupted = interrupt is not None and interrupt.asked
+        if calls is not None and interrupted:
+            calls.settle_stopped(conversation, parts.toolset.log)
     log, awaiting = parts.toolset.log, list(parts.toolset.awaiting)
-    return AgentRun(conversation=conversation, log=log, failure=failure, warnings=parts.warnings, awaiting=awaiting)
+    return AgentRun(
+        conversation=conversation, log=log, failure=failure, warnings=parts.warnings, awaiting=awaiting,
+        interrupted=interrupted,
+    )  # fmt: skip

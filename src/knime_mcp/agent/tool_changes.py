@@ -1,6 +1,7 @@
 """Following the servers' tool lists through an agent run: after ``notifications/tools/list_changed``, or after a
 call of a tool of a server that declared its tool list may change, the server's tools are listed again and the agent
-offers the new set from its next model call.
+offers the new set from its next model call (the loop binds the tools offered now to each model call, in a run and in
+a chat alike).
 
 Layer: core, between the agent's toolset (above) and the run's :class:`~knime_mcp.calls.pool.ClientPool` (below), whose
 clients count the notifications (:attr:`~knime_mcp.mcp.client.McpClient.tool_list_changes`). Notifications alone
@@ -13,13 +14,14 @@ support) takes the new ones and is judged again by the run's :class:`~knime_mcp.
 longer offered when the policy blocks it now (a tool that turned destructive). New tools are named as the server's
 other tools are (with their prefix, when they share one) and offered only if the policy allows them; tools the
 server no longer lists are no longer offered. A tool is new when the server's previous listing lacked it: the tools
-table may hold only some of a server's tools (the person chose them in the provider), so a server that may change its
-tools is listed as its session opens, before the run's first call reaches it, and the tools the table left out stay
-out; a server listed for the first time only later (it never declared ``tools.listChanged`` but notifies anyway) gets
-no new tool from that first listing, as none can be told from the ones the table left out. A listed tool that
-cannot be a tool (no name) is left out with a warning, and the rest are followed.
+table may hold only some of a server's tools (the person chose them in the provider), so every server is listed as
+its session opens, before the run's first call reaches it, and the tools the table left out stay out. Every server:
+one that never declared ``tools.listChanged`` may notify all the same (``mcp`` 1.x servers declare it false and
+notify when a tool adds another), and its new tool must be told from the ones the table left out. Only a server whose
+first listing failed gets no new tool from the first listing that works, as none can be told from those. A listed
+tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
 
-    watch = ToolWatch(pool, policy)      # lists a server that may change its tools as its session opens
+    watch = ToolWatch(pool, policy)      # lists each server as its session opens
     tools, changes = await watch.follow(tools, called={tool.server})
 """
 
@@ -86,9 +88,8 @@ class ToolWatch:
         pool.on_open(self._list_first)
 
     async def _list_first(self, client: McpClient) -> None:
-        """The tools a server that may change them has before the run calls it; listing them is left out otherwise
-        (a server that never declared ``tools.listChanged`` and still notifies is followed from the tools table)."""
-        if client.tools_may_change and (fresh := await self._listed(client)) is not None:
+        """The tools a server has before the run calls it, whether or not it declared that they may change."""
+        if (fresh := await self._listed(client)) is not None:
             self._listed_names[client] = {tool.tool_name for tool in fresh}
 
     async def follow(
@@ -128,8 +129,8 @@ class ToolWatch:
     ) -> tuple[list[MCPTool | LocalTool], ToolChange]:
         listed = {tool.tool_name: tool for tool in fresh}
         mine = [tool for tool in tools if isinstance(tool, MCPTool) and tool.server == client.spec]
-        # Without a listing from before (the server never declared that its tools change, or that listing failed),
-        # nothing tells a new tool from one the tools table left out: this listing is only the start
+        # Without a listing from before (that listing failed), nothing tells a new tool from one the tools table left
+        # out: this listing is only the start
         known = self._listed_names.get(client, set(listed)) | {tool.tool_name for tool in mine}
         self._listed_names[client] = set(listed)
         offer = self._policy.offer(prefix_tools([t for t in fresh if t.tool_name not in known], _prefix(mine)))

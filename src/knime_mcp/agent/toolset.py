@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, denial, edited_note
+from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, AskedCall, denial, edited_note
 from knime_mcp.agent.call_log import ToolCallLogEntry, tools_changed_entry
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.agent.result_rendering import images_message, render_result
@@ -189,7 +189,7 @@ class AgentToolset:
                 if self._hooks is not None:
                     origin = self._names.resolve(call.name) if call.name in self._names else None
                     self._hooks.started(turn, call.id, call.name, origin, call.arguments)
-                replies[index] = reply = await self._run(call, turn, approvals.decided.get(call.id))
+                replies[index] = reply = await self._run(call, turn, approvals.decided.get(index))
                 if self._hooks is not None:
                     self._hooks.ended(self._scrubbed(reply.entry), reply.result)
 
@@ -210,10 +210,11 @@ class AgentToolset:
             return self._writing.setdefault(tool.server, anyio.Lock())
         return nullcontext()
 
-    def _callable(self, calls: list[_Call]) -> list[tuple[str, str, MCPTool | LocalTool, dict[str, Any]]]:
-        """The calls that can be made as sent, to ask about: the others are refused anyway."""
-        named = [call for call in calls if call.problem is None and call.name in self._names]
-        return [(call.id, call.name, self._names.resolve(call.name), call.arguments) for call in named]
+    def _callable(self, calls: list[_Call]) -> list[AskedCall]:
+        """The calls that can be made as sent, with their places in the message, to ask about: the others are
+        refused anyway."""
+        named = [(place, call) for place, call in enumerate(calls) if call.problem is None and call.name in self._names]
+        return [(place, call.id, call.name, self._names.resolve(call.name), call.arguments) for place, call in named]
 
     async def _run(self, call: _Call, turn: int, approval: tuple[Decision, ApprovalRecord] | None = None) -> _Reply:
         started = time.perf_counter()

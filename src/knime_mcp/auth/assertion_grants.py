@@ -46,14 +46,18 @@ def assertion_grant(
     provider is reached through, with the server's TLS settings."""
     auth, server = spec.auth, spec.display_name
     source: AssertionSource
+    at_idp: set[str] = set()
     if auth.kind == "oauth-workload-identity":
         source = token_file_source(auth.token_file or "", server=server)
     else:
+        identity = named_secret(auth.assertion or "", credentials, server)
+        idp_secret = named_secret(auth.idp_secret, credentials, server) if auth.idp_secret else None
+        at_idp = {value for value in (identity, idp_secret) if value}
         source = id_jag_source(
             auth.idp_token_endpoint or "",
-            named_secret(auth.assertion or "", credentials, server),
+            identity,
             client_id=auth.idp_client_id,
-            client_secret=named_secret(auth.idp_secret, credentials, server) if auth.idp_secret else None,
+            client_secret=idp_secret,
             server=server,
             http=lambda: pool.client(
                 timeout=httpx2.Timeout(EXCHANGE_TIMEOUT_SECONDS), tls=spec.tls, credentials=credentials, server=server
@@ -70,7 +74,10 @@ def assertion_grant(
         server=server,
         refused_hint=_HINTS[auth.kind],
     )
-    grant.guard(server=server, store=store, issuer=auth.issuer, secret=True)
+    grant.sent_secrets |= at_idp
+    sent = "the workload identity token" if auth.kind == "oauth-workload-identity" else "the ID-JAG"
+    sent += " and the client secret" if client_secret else ""
+    grant.guard(server=server, store=store, issuer=auth.issuer, secret=sent, unattended=True)
     grant.use_dpop(allowed=auth.dpop != "off", store=store)
     store.attach(grant.context)
     return grant

@@ -1,12 +1,15 @@
 """DPoP (RFC 9449): access tokens bound to a key the client holds, so a token that leaks is no use without the key.
 
-Where the authorization server's metadata lists ES256 in ``dpop_signing_alg_values_supported`` (and the setting does
-not switch it off), every token request (grant and refresh) carries a proof signed by a P-256 key; the tokens the
+Where the authorization server's metadata lists an algorithm knime-mcp signs with in
+``dpop_signing_alg_values_supported``, or the MCP server challenges with ``DPoP`` (RFC 9449 §7.1, whatever the
+metadata says), and the setting does not switch it off, every token request (grant and refresh) carries a proof
+signed by a key of the first algorithm of :data:`DPOP_ALGORITHMS` that both list (their ``algs``); the tokens the
 server then binds to that key (``token_type: DPoP``) go to the MCP server as ``Authorization: DPoP <token>`` with a
 fresh proof per request (``htm``, ``htu``, ``iat``, ``jti``, ``ath``). A server that asks for a nonce
-(``use_dpop_nonce``: the authorization server's 400, the MCP server's 401) gets the request again, once, with the
-nonce it gave. The key is made for the sign-in and kept beside its tokens (:class:`~knime_mcp.auth.store.TokenStore`),
-so a later run can use or refresh them; it never leaves the machine.
+(``use_dpop_nonce``: the authorization server's 400, the MCP server's 401 in a ``DPoP`` challenge, in any case and
+among any other challenges, :mod:`knime_mcp.auth.challenges`) gets the request again, once, with the nonce it
+gave. The key is made for the sign-in and kept beside its tokens (:class:`~knime_mcp.auth.store.TokenStore`), so a
+later run can use or refresh them; it never leaves the machine.
 
 :class:`DPoPFlow` sits between :class:`~knime_mcp.auth.guard.GuardedFlow` and the SDK's provider class, so it sees
 each request of the SDK's flow and each answer after the guard has read it within its limit.
@@ -26,16 +29,29 @@ from urllib.parse import parse_qsl
 import httpx2
 import jwt
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider
 
+from knime_mcp.auth.challenges import challenges
 from knime_mcp.auth.guard import GuardedFlow
+from knime_mcp.auth.keys import PrivateKey, key_algorithms, public_jwk
 from knime_mcp.auth.store import TokenStore
 
-__all__ = ["DPOP_ALGORITHM", "DPoPFlow", "DPoPKey", "OAuthFlow"]
+__all__ = ["DPOP_ALGORITHM", "DPOP_ALGORITHMS", "DPoPFlow", "DPoPKey", "OAuthFlow"]
 
 DPOP_ALGORITHM = "ES256"
+"""The algorithm of a proof where neither server names one."""
+_NEW_KEYS: dict[str, Any] = {
+    "ES256": lambda: ec.generate_private_key(ec.SECP256R1()),
+    "EdDSA": ed25519.Ed25519PrivateKey.generate,
+    "ES384": lambda: ec.generate_private_key(ec.SECP384R1()),
+    "ES512": lambda: ec.generate_private_key(ec.SECP521R1()),
+    "RS256": lambda: rsa.generate_private_key(65537, 2048),
+}
+DPOP_ALGORITHMS = tuple(_NEW_KEYS)
+"""What knime-mcp signs proofs with, preferred first; each key type signs with one of them, so a stored key says
+its algorithm."""
 _NONCE_HEADER = "DPoP-Nonce"
 
 
@@ -44,14 +60,15 @@ def _b64(data: bytes) -> str:
 
 
 class DPoPKey:
-    """A P-256 key that signs DPoP proofs; its public half travels in each proof's header."""
+    """A key that signs DPoP proofs (``algorithm``, one of :data:`DPOP_ALGORITHMS`); its public half travels in each
+    proof's header. A stored key (``pem``) signs with the algorithm of its type."""
 
-    def __init__(self, pem: str | None = None) -> None:
+    def __init__(self, pem: str | None = None, *, algorithm: str = DPOP_ALGORITHM) -> None:
         key = serialization.load_pem_private_key(pem.encode(), password=None) if pem else None
-        self._key = key if isinstance(key, ec.EllipticCurvePrivateKey) else ec.generate_private_key(ec.SECP256R1())
-        numbers = self._key.public_key().public_numbers()
-        self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64(numbers.x.to_bytes(32, "big")),
-                    "y": _b64(numbers.y.to_bytes(32, "big"))}  # fmt: skip
+        kept = [name for name in key_algorithms(key) if name in _NEW_KEYS] if key is not None else []  # type: ignore[arg-type]
+        self.algorithm = kept[0] if kept else algorithm
+        self._key: PrivateKey = key if kept else _NEW_KEYS[algorithm]()  # type: ignore[assignment]
+        self.jwk = public_jwk(self._key)
 
     @property
     def pem(self) -> str:
@@ -68,7 +85,7 @@ class DPoPKey:
         if access_token is not None:
             claims["ath"] = _b64(hashlib.sha256(access_token.encode()).digest())
         headers = {"typ": "dpop+jwt", "jwk": self.jwk}
-        return jwt.encode(claims, self._key, algorithm=DPOP_ALGORITHM, headers=headers)
+        return jwt.encode(claims, self._key, algorithm=self.algorithm, headers=headers)
 
 
 class DPoPFlow(OAuthClientProvider):
@@ -79,7 +96,10 @@ class DPoPFlow(OAuthClientProvider):
     _dpop_store: TokenStore | None = None
     _dpop_key: DPoPKey | None = None
     _dpop_bound: bool = False
-    _dpop_offered: bool = False
+    _dpop_offered: list[str] | None = None
+    """The algorithms the authorization server's metadata lists, if it does."""
+    _dpop_challenged: list[str] | None = None
+    """The algorithms the MCP server's DPoP challenge lists (empty: it names none), if it sent one."""
     _nonces: dict[str, str]
     """The last nonce each server (by origin) gave."""
 
@@ -96,6 +116,8 @@ class DPoPFlow(OAuthClientProvider):
             while True:
                 proven = self._prove(outgoing, resource=outgoing is request)
                 response = yield outgoing
+                if outgoing is request and response.status_code == 401:
+                    self._note_challenge(response)
                 if proven and self._asks_for_nonce(response, resource=outgoing is request):
                     again = outgoing if outgoing is request else await self._token_request_again(outgoing)
                     self._prove(again, resource=outgoing is request)
@@ -104,7 +126,7 @@ class DPoPFlow(OAuthClientProvider):
                     self._note_token_type(response)
                 elif _is_server_metadata(outgoing) and response.status_code == 200:
                     offered = _json(response).get("dpop_signing_alg_values_supported")
-                    self._dpop_offered = isinstance(offered, list) and DPOP_ALGORITHM in offered
+                    self._dpop_offered = [str(name) for name in offered] if isinstance(offered, list) else None
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -112,9 +134,26 @@ class DPoPFlow(OAuthClientProvider):
             await flow.aclose()
 
     def _offered(self) -> bool:
-        """Whether token requests carry proofs: where the setting allows it, the metadata offers it (the SDK's
-        model drops that field, so it is read here) or the tokens held are bound already."""
-        return self._dpop_allowed and (self._dpop_offered or self._dpop_bound)
+        """Whether token requests carry proofs: where the setting allows it, the metadata offers an algorithm
+        knime-mcp signs with (the SDK's model drops that field, so it is read here), the MCP server challenged with
+        DPoP, or the tokens held are bound already."""
+        offered = self._dpop_offered is not None and any(name in DPOP_ALGORITHMS for name in self._dpop_offered)
+        return self._dpop_allowed and (offered or self._dpop_challenged is not None or self._dpop_bound)
+
+    def _algorithm(self) -> str:
+        """The first of :data:`DPOP_ALGORITHMS` both servers list (each that lists any); else the first the
+        authorization server lists, which binds the token."""
+        lists = [names for names in (self._dpop_offered, self._dpop_challenged) if names]
+        for usable in (lists, lists[:1]):
+            if chosen := [name for name in DPOP_ALGORITHMS if all(name in names for names in usable)]:
+                return chosen[0]
+        return DPOP_ALGORITHM
+
+    def _note_challenge(self, response: httpx2.Response) -> None:
+        """An MCP server's ``DPoP`` challenge asks for DPoP-bound tokens with the algorithms it lists."""
+        for challenge in challenges(response.headers.get_list("WWW-Authenticate")):
+            if challenge.scheme == "dpop":
+                self._dpop_challenged = challenge.params.get("algs", "").split()
 
     def _prove(self, request: httpx2.Request, *, resource: bool) -> bool:
         """Add a proof to a token request, or present a bound token with one; whether it did."""
@@ -129,7 +168,7 @@ class DPoPFlow(OAuthClientProvider):
         if not (_is_token_request(request) and self._offered()):
             return False
         if self._dpop_key is None:
-            self._dpop_key = DPoPKey()
+            self._dpop_key = DPoPKey(algorithm=self._algorithm())
         request.headers["DPoP"] = self._dpop_key.proof(request, nonce=nonce)
         return True
 
@@ -148,8 +187,10 @@ class DPoPFlow(OAuthClientProvider):
             return False
         self._nonces[_origin(response.request.url)] = nonce
         if resource:
-            challenge = response.headers.get("WWW-Authenticate", "")
-            return response.status_code == 401 and challenge.startswith("DPoP") and "use_dpop_nonce" in challenge
+            asked = challenges(response.headers.get_list("WWW-Authenticate"))
+            return response.status_code == 401 and any(
+                challenge.scheme == "dpop" and challenge.params.get("error") == "use_dpop_nonce" for challenge in asked
+            )
         return response.status_code == 400 and _json(response).get("error") == "use_dpop_nonce"
 
     def _note_token_type(self, response: httpx2.Response) -> None:

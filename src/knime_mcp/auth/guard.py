@@ -6,9 +6,17 @@ registers there, and sends the client secret (client credentials, or a pre-regis
 token endpoint. The rule here: the secret goes only to an authorization server whose issuer the person configured
 (*Authorization server (issuer)*, ``--issuer``) or confirmed by using it. Without a configured issuer, the issuer
 that first gave tokens for the secret is remembered in the token store (like SSH's known hosts), and a server that
-later names another is refused before anything goes there, with the issuer to confirm. A configured issuer holds
-for every grant, and stops a sign-in before the browser opens. Every answer of an OAuth server (metadata,
-registration, tokens) is read up to :data:`MAX_OAUTH_RESPONSE_BYTES`, never more.
+later names another is refused before anything goes there, with the issuer to confirm. Where nobody watches the
+sign-in (client credentials, workload identity, ID-JAG), that first use needs the authorization server on the MCP
+server's own host (scheme and host name; the port may differ): one elsewhere needs the issuer set first, since the
+MCP server alone would otherwise decide where the secret goes. A configured issuer holds for every grant, and stops
+a sign-in before the browser opens. Every answer of an OAuth server (metadata,
+registration, tokens) is read up to :data:`MAX_OAUTH_RESPONSE_BYTES`, never more. And every request the flow sends to
+another host than the MCP server's or the trusted issuer's (the ``resource_metadata`` a challenge names, the
+``authorization_servers`` the resource metadata names, their endpoints) goes only where the SSRF guard lets the MCP
+server lead (:func:`knime_mcp.net.urlguard.check_discovery`: never further in than the server itself is, so a server
+on the internet cannot send knime-mcp to this machine, the local network or a cloud metadata address), pinned to the
+address checked.
 
 The providers in :mod:`knime_mcp.auth.oauth` take :class:`GuardedFlow` before the SDK's provider class.
 """
@@ -23,8 +31,9 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import issuers_match
 
 from knime_mcp.auth.store import TokenStore
-from knime_mcp.errors import ServerAuthError
+from knime_mcp.errors import ConfigError, ServerAuthError
 from knime_mcp.net.http_pool import read_bounded
+from knime_mcp.net.urlguard import check_discovery, origin_of
 
 __all__ = ["MAX_OAUTH_RESPONSE_BYTES", "GuardedFlow"]
 
@@ -39,26 +48,54 @@ class GuardedFlow(OAuthClientProvider):
     _server: str = ""
     _store: TokenStore | None = None
     _issuer: str | None = None
-    _secret: bool = False
+    _secret: str | None = None
+    _unattended: bool = False
 
-    def guard(self, *, server: str, store: TokenStore, issuer: str | None, secret: bool) -> None:
-        """``server``: the display name errors carry; ``issuer``: the one configured; ``secret``: whether token
-        requests carry a client secret (then an issuer is remembered at first use when none is configured)."""
+    def guard(
+        self, *, server: str, store: TokenStore, issuer: str | None, secret: str | None, unattended: bool = False
+    ) -> None:
+        """``server``: the display name errors carry; ``issuer``: the one configured; ``secret``: what secret token
+        requests carry, in words ("the client secret"), or None (then an issuer is remembered at first use when none
+        is configured); ``unattended``: nobody sees where it goes (the first use then needs the MCP server's host)."""
         self._server, self._store, self._issuer, self._secret = server, store, issuer, secret
+        self._unattended = unattended
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = super().async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
             while True:
-                response = yield outgoing
+                response = yield outgoing if outgoing is request else await self._pinned(outgoing)
                 if outgoing is not request:
+                    response.request = outgoing  # as the flow sent it, with its host name
                     await self._read_within_limit(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+    async def _pinned(self, request: httpx2.Request) -> httpx2.Request:
+        """``request`` of the OAuth flow as it goes out: to the MCP server's or the trusted issuer's host as it is,
+        elsewhere only where the MCP server may lead, to the address checked."""
+        url, trusted = str(request.url), self._trusted_issuer()
+        if origin_of(url)[:2] in {origin_of(known)[:2] for known in (self.context.server_url, trusted) if known}:
+            return request
+        try:
+            pin = await check_discovery(url, server_url=self.context.server_url)
+        except ConfigError as exc:
+            raise ServerAuthError(
+                f"{exc.message.rstrip('.')}; knime-mcp did not go there to sign in.",
+                server=self._server,
+                hint="An MCP server may lead the sign-in only to addresses no further in than its own (one on the "
+                "internet to public addresses only). If the authorization server is meant to be there, set "
+                "'Authorization server (issuer)' to it (--issuer).",
+            ) from None
+        pinned = request.url.copy_with(host=pin.address)
+        extensions = {**request.extensions, "sni_hostname": pin.host}
+        return httpx2.Request(
+            request.method, pinned, headers=request.headers, content=request.content, extensions=extensions
+        )
 
     def _select_authorization_server(self, advertised: list[str]) -> str:
         """The trusted issuer among those the MCP server names; refused before any request goes to another."""
@@ -103,15 +140,25 @@ class GuardedFlow(OAuthClientProvider):
         return f"{parts.scheme}://{parts.netloc}"
 
     def _check_issuer(self) -> None:
-        if (trusted := self._trusted_issuer()) is not None and not issuers_match(self._current_issuer(), trusted):
-            raise self._untrusted(self._current_issuer(), trusted)
+        current = self._current_issuer()
+        if (trusted := self._trusted_issuer()) is not None:
+            if not issuers_match(current, trusted):
+                raise self._untrusted(current, trusted)
+        elif self._secret and self._unattended and origin_of(current)[:2] != origin_of(self.context.server_url)[:2]:
+            raise ServerAuthError(
+                f"The MCP server names the authorization server {current}, on another host than its own, and no "
+                f"issuer is set; knime-mcp did not send it {self._secret}.",
+                server=self._server,
+                hint=f"If {current} is this MCP server's authorization server (see the server's documentation), set "
+                f"'Authorization server (issuer)' to {current} (--issuer {current}).",
+            )
 
     def _remember_issuer(self) -> None:
         if self._secret and self._issuer is None and self._store is not None and not self._store.confirmed_issuer():
             self._store.confirm_issuer(self._current_issuer())
 
     def _untrusted(self, named: str, trusted: str) -> ServerAuthError:
-        withheld = "did not send it the client secret" if self._secret else "did not sign in there"
+        withheld = f"did not send it {self._secret}" if self._secret else "did not sign in there"
         if self._issuer is not None:
             return ServerAuthError(
                 f"The MCP server names the authorization server {named}, not the issuer set in the OAuth settings "

@@ -83,7 +83,7 @@ def id_jag_source(
                 raise untrusted from None
             raise _refused(f"could not be reached ({type(exc).__name__})") from None
         if response.status_code != 200:
-            refusal = oauth_refusal(response.status_code, body)
+            refusal = oauth_refusal(response.status_code, body, (identity_assertion, client_secret))
             raise _refused(f"refused to exchange the identity assertion for an ID-JAG ({refusal})")
         return _id_jag(body)
 

@@ -12,7 +12,7 @@ tokens are bound to the client's key as the other grants' are (:mod:`knime_mcp.a
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import httpx2
@@ -21,6 +21,7 @@ from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, O
 
 from knime_mcp.auth.dpop import OAuthFlow
 from knime_mcp.errors import ServerAuthError
+from knime_mcp.errors.masking import scrub_grant
 
 __all__ = ["AssertionSource", "JwtBearerGrant", "oauth_refusal"]
 
@@ -29,18 +30,20 @@ AssertionSource = Callable[[str, str], Awaitable[str]]
 the MCP server's resource identifier (RFC 8707)."""
 
 
-def oauth_refusal(status: int, body: bytes) -> str:
+def oauth_refusal(status: int, body: bytes, secrets: Iterable[str | None] = ()) -> str:
     """What an OAuth endpoint's error answer says (RFC 6749 5.2 ``error`` and ``error_description``), short, for a
-    message: the body itself may quote the assertion back."""
+    message; the body itself is never shown, and what it says is shown with the request's ``secrets`` (an assertion,
+    a client secret) and any JWT masked before it is cut short: a careless server quotes back what it refused."""
     try:
         answer: Any = json.loads(body)
     except ValueError:
         answer = None
     if not isinstance(answer, dict) or not isinstance(answer.get("error"), str):
         return f"HTTP {status}"
+    secrets = list(secrets)
     description = answer.get("error_description")
-    detail = f": {description[:200]}" if isinstance(description, str) and description else ""
-    return f"{answer['error'][:80]}{detail}"
+    detail = f": {scrub_grant(description, secrets)[:200]}" if isinstance(description, str) and description else ""
+    return f"{scrub_grant(answer['error'], secrets)[:80]}{detail}"
 
 
 class _JwtBearer(OAuthClientProvider):
@@ -69,6 +72,8 @@ class _JwtBearer(OAuthClientProvider):
         self._scope = scope
         self._refused_hint = refused_hint
         self._server_name = server
+        self.sent_secrets: set[str] = {client_secret} if client_secret else set()
+        """What this grant has sent (the client secret, each assertion), which a careless server may quote back."""
         # Built without validation: a workload may have no client id (RFC 7523 3.1), which the model would refuse.
         self._client = OAuthClientInformationFull.model_construct(
             client_id=client_id or "",
@@ -89,6 +94,7 @@ class _JwtBearer(OAuthClientProvider):
         audience = str(metadata.issuer) if metadata is not None else base
         resource = self.context.get_resource_url()
         assertion = await self._assertion(audience, resource)
+        self.sent_secrets.add(assertion)
         data: dict[str, str] = {"grant_type": JWT_BEARER_GRANT_TYPE, "assertion": assertion}
         if self._client.client_id and not self._client.client_secret:
             data["client_id"] = self._client.client_id
@@ -103,7 +109,7 @@ class _JwtBearer(OAuthClientProvider):
         if response.status_code not in (200, 201):
             raise ServerAuthError(
                 "The authorization server refused the JWT bearer grant "
-                f"({oauth_refusal(response.status_code, await response.aread())}).",
+                f"({oauth_refusal(response.status_code, await response.aread(), self.sent_secrets)}).",
                 server=self._server_name,
                 hint=self._refused_hint,
             )

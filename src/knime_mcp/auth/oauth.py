@@ -25,6 +25,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from knime_mcp.auth.assertion_grants import assertion_grant, assertion_store
 from knime_mcp.auth.dpop import OAuthFlow
+from knime_mcp.auth.jwt_bearer import JwtBearerGrant
 from knime_mcp.auth.private_key_jwt import private_key_jwt_flow
 from knime_mcp.auth.signin import BrowserSignIn
 from knime_mcp.auth.store import TokenStore
@@ -120,9 +121,11 @@ class ServerOAuth:
 
     @property
     def secrets(self) -> set[str]:
-        """The tokens held now, which a careless server may quote back."""
+        """The tokens held now, and what a JWT bearer grant sent (assertions, the identity assertion), which a
+        careless server may quote back."""
         tokens = self.auth.context.current_tokens
-        return {token for token in (tokens.access_token, tokens.refresh_token) if token} if tokens else set()
+        held = {token for token in (tokens.access_token, tokens.refresh_token) if token} if tokens else set()
+        return held | self.auth.sent_secrets if isinstance(self.auth, JwtBearerGrant) else held
 
     def close(self) -> None:
         if self._sign_in is not None:
@@ -165,7 +168,7 @@ def oauth_auth(
             )
         key, scope, issuer = client.private_key, client.scope, client.issuer
         provider: OAuthFlow = private_key_jwt_flow(
-            server_url, store, client_id=client.client_id, key=key, scope=scope, issuer=issuer
+            server_url, store, client_id=client.client_id, key=key, scope=scope, issuer=issuer, server=server
         )
     elif grant == "client-credentials":
         if not client.client_id or not client.client_secret:
@@ -207,9 +210,10 @@ def oauth_auth(
             callback_handler=callback,
             client_metadata_url=client.client_metadata_url,
         )
-    provider.guard(
-        server=server, store=store, issuer=client.issuer, secret=bool(client.client_secret or client.private_key)
-    )
+    secret = "the client secret" if client.client_secret else None
+    secret = "the client's signed assertion (private_key_jwt)" if client.private_key else secret
+    unattended = grant == "client-credentials"
+    provider.guard(server=server, store=store, issuer=client.issuer, secret=secret, unattended=unattended)
     provider.use_dpop(allowed=client.dpop, store=store)
     store.attach(provider.context)
     return provider

@@ -14,7 +14,7 @@ from pathlib import Path
 import jwt
 
 from knime_mcp.auth.jwt_bearer import AssertionSource
-from knime_mcp.config import expand_env
+from knime_mcp.config import expand_path
 from knime_mcp.errors import ServerAuthError
 
 __all__ = ["token_file_source"]
@@ -27,16 +27,19 @@ def token_file_source(setting: str, *, server: str) -> AssertionSource:
     each token request; the audience is the platform's to set, so it is not checked here."""
 
     async def read(_audience: str, _resource: str) -> str:
-        return read_token_file(Path(expand_env(setting, server=server)).expanduser(), server=server)
+        path, shown = expand_path(setting, server=server)
+        return read_token_file(Path(path), server=server, shown=shown)
 
     return read
 
 
-def read_token_file(path: Path, *, server: str) -> str:
-    """The token in ``path``, if it is there, readable, a JWT and not expired."""
+def read_token_file(path: Path, *, server: str, shown: str | None = None) -> str:
+    """The token in ``path``, if it is there, readable, a JWT and not expired; ``shown``: how messages name the file
+    (the setting as written, :func:`~knime_mcp.config.expand_path`), else by its path."""
 
     def refuse(what: str, hint: str) -> ServerAuthError:
-        return ServerAuthError(f"The workload identity token file {path} {what}.", server=server, hint=hint)
+        named = shown or str(path)
+        return ServerAuthError(f"The workload identity token file {named} {what}.", server=server, hint=hint)
 
     try:
         token = path.read_text(encoding="utf-8").strip()

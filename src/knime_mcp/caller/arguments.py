@@ -45,7 +45,8 @@ class ArgumentError(ValueError):
 
 
 def parse_template(text: str) -> dict[str, Any]:
-    """A mapping template's JSON object; checks only its syntax, so it needs neither the tool nor the table."""
+    """A mapping template's JSON object; checks only its syntax and numbers (only what JSON carries is sent), so it
+    needs neither the tool nor the table."""
     return json_object(text, "The argument mapping", '{"text": "{comment}"}')
 
 

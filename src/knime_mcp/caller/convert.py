@@ -4,7 +4,10 @@ Layer: pure functions under :mod:`knime_mcp.caller.arguments` (which builds a ro
 engine, with no I/O. Cells arrive as the Python values pyarrow gives (``int``, ``float``, ``bool``, ``str``, lists,
 dicts, ``None``); numpy scalars and arrays from pandas are accepted too. ``"42"`` becomes an integer, ``3.0`` becomes
 ``3``, ``"true"`` a boolean, a list cell an array with converted items, JSON text an object or an array. A value the
-schema cannot take raises :class:`ConversionError`; local ``$ref``\\ s are followed, remote ones never fetched.
+schema cannot take raises :class:`ConversionError`; local ``$ref``\\ s are followed, remote ones never fetched. Only
+what JSON can carry is sent: a NaN or infinite double, number text written with digits other than 0-9 (``"٣"``,
+``"３"``, which Python's ``int()`` reads), and numbers in JSON text beyond the range of a double (``1e999``, which
+Python reads as an infinity and the SDK sends as null) are refused, never sent as null or read as something else.
 
     to_json("42", {"type": "integer"})                             # 42
     to_json('{"a": 1}', {"type": "object"})                        # {"a": 1}
@@ -15,10 +18,12 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 from knime_mcp.redaction import HIDDEN_VALUE, is_secret_key
+from knime_mcp.tools.json_text import NotAJsonNumber, strict_json
 from knime_mcp.tools.schema import resolve_local_ref
 
 __all__ = [
@@ -36,6 +41,9 @@ _MAX_SCHEMA_DEPTH = 16
 MAX_JSON_DEPTH = 100
 """Levels of objects and arrays JSON text in a cell may nest; real arguments use a handful. Deeper values would
 exhaust the Python stack further on (checking, redacting, sending), stopping the whole run instead of failing a row."""
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number as text may be written: decimal digits 0-9, a sign, a point, an exponent (JSON's numbers, a little more
+lenient: ``+1``, ``.5``, ``5.``)."""
 _TRUE = frozenset({"true", "yes", "1"})
 _FALSE = frozenset({"false", "no", "0"})
 
@@ -45,12 +53,9 @@ class ConversionError(ValueError):
 
 
 def is_missing(value: Any) -> bool:
-    """KNIME's missing cell in any of its Python forms: None, NaN, pandas' NA or NaT."""
-    if value is None:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return type(value).__name__ in ("NAType", "NaTType")
+    """KNIME's missing cell in any of its Python forms: None (Arrow's null), pandas' NA or NaT. A NaN double is no
+    missing cell: KNIME keeps the two apart, and a NaN is a value JSON cannot carry."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
 
 
 # -- schemas --------------------------------------------------------------------------------------------------------
@@ -217,25 +222,27 @@ def _plain(value: Any) -> Any:
 
 
 def _finite(number: float, value: Any) -> float:
-    if math.isinf(number):
+    if not math.isfinite(number):
         raise ConversionError(f"expected a finite number, got {_show(value)}")
     return number
 
 
-def _parse_number(text: str) -> int | float:
-    """A number written as text: an int when it is one, else a float (NaN when it is no number at all)."""
+def _parse_number(text: str, name: str) -> int | float:
+    """A number written as text in digits 0-9: an int when it is one, else a float (NaN when it is no number at all).
+    Other digits are refused with ``name``, the type asked for: ``int()`` reads ``"٣"`` as 3, no tool does."""
     text = text.strip()
+    if not _NUMBER_TEXT.fullmatch(text):
+        if any(character.isdigit() for character in text if not character.isascii()):
+            raise ConversionError(f"expected {name}, got {_show(text)}, written with digits other than 0-9")
+        return math.nan
     try:
         return int(text)
     except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return math.nan
+        return float(text)  # a fraction or an exponent; an integer of over 4,300 digits: an infinity
 
 
 def _to_integer(value: Any, schema: Any, root: Any) -> int:
-    number = _parse_number(value) if isinstance(value, str) else value
+    number = _parse_number(value, "an integer") if isinstance(value, str) else value
     match number:
         case bool():
             pass
@@ -247,7 +254,7 @@ def _to_integer(value: Any, schema: Any, root: Any) -> int:
 
 
 def _to_number(value: Any, schema: Any, root: Any) -> float | int:
-    number = _parse_number(value) if isinstance(value, str) else value
+    number = _parse_number(value, "a number") if isinstance(value, str) else value
     match number:
         case bool():
             pass
@@ -283,7 +290,7 @@ def _to_string(value: Any, schema: Any, root: Any) -> str:
         case bool():
             return "true" if value else "false"
         case int() | float():
-            return repr(value)
+            return repr(_finite(value, value))
         case dict() | list() | tuple():
             return json.dumps(_plain(value), ensure_ascii=False)
         case datetime.date() | datetime.time():
@@ -297,15 +304,15 @@ def _to_string(value: Any, schema: Any, root: Any) -> str:
 def _parsed(value: str, kind: type, name: str) -> Any:
     """JSON text in a string cell: an object or array exactly as written (the schema judges it later).
 
-    ``NaN`` and ``Infinity``, which Python's parser takes but JSON has no value for, are refused rather than sent as
-    null; so is nesting deeper than :data:`MAX_JSON_DEPTH`."""
+    Numbers JSON cannot carry are refused rather than sent as null (:func:`strict_json`); so is nesting deeper than
+    :data:`MAX_JSON_DEPTH`."""
     try:
-        parsed = json.loads(value, parse_constant=_no_constant)
+        parsed = strict_json(value)
         too_deep = _deeper_than(parsed, MAX_JSON_DEPTH)
     except json.JSONDecodeError as exc:
         raise ConversionError(f"expected {name}, got text that is not JSON ({exc.msg}): {_show(value)}") from None
-    except _NonFinite as exc:
-        raise ConversionError(f"expected {name}, got text with {exc}, which is not a JSON number") from None
+    except NotAJsonNumber as exc:
+        raise ConversionError(f"expected {name}, got text with {exc}") from None
     except RecursionError:
         too_deep = True
     if too_deep:
@@ -326,14 +333,6 @@ def _deeper_than(value: Any, limit: int) -> bool:
             for child in (node.values() if isinstance(node, dict) else node)
         ]
     return any(isinstance(node, dict | list) for node in level)
-
-
-class _NonFinite(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity`` in JSON text."""
-
-
-def _no_constant(name: str) -> Any:
-    raise _NonFinite(name)
 
 
 def _to_array(value: Any, schema: Any, root: Any) -> list[Any]:

@@ -63,16 +63,19 @@ class ClientPool:
         check_unsealed: bool = False,
         show_sign_in: Callable[[str], None] | None = None,
         requests: ServerRequests | None = None,
+        unsealed_hint: str = UNSEALED_HINT,
     ) -> None:
         """``requests``: how every session answers what its server asks of the client. ``show_sign_in``: how to
         tell a person where to sign in to an OAuth server (:class:`McpClient`).
         ``check_unsealed``: the specs were read from a table, which anyone can write, so a spec without this
         machine's seal (:mod:`knime_mcp.seal`) is data and is checked before it is connected: a URL by the SSRF
-        guard, which also pins the session to the address it checked, and a command line is never run."""
+        guard, which also pins the session to the address it checked, and a command line is never run;
+        ``unsealed_hint`` says how to trust one."""
         self._credentials = credentials
         self._show_sign_in = show_sign_in
         self._requests = requests
         self._check_unsealed = check_unsealed
+        self._unsealed_hint = unsealed_hint
         self._max_concurrency = max_concurrency
         self._breaker = breaker
         self._clients: dict[_Key, McpClient] = {}
@@ -104,8 +107,7 @@ class ClientPool:
 
     def on_open(self, hook: Callable[[McpClient], Awaitable[None]]) -> None:
         """Run ``hook`` on every MCP session as it opens, before any request of the run goes through it: the agent
-        lists the tools of a server that may change them, to tell a tool added later from one the tools table left
-        out."""
+        lists the server's tools, to tell a tool added later from one the tools table left out."""
         self._on_open.append(hook)
 
     @property
@@ -139,7 +141,7 @@ class ClientPool:
             circuit = self._circuits.setdefault(key, Circuit(self._breaker))
             circuit.check()
             try:
-                client = await open_one(spec, None if key[1] else await check_server(spec, hint=UNSEALED_HINT))
+                client = await open_one(spec, None if key[1] else await check_server(spec, hint=self._unsealed_hint))
             except McpToolError as exc:
                 circuit.failed(exc)
                 raise

@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 import anyio.to_thread
 
 from knime_mcp.errors import ConfigError
+from knime_mcp.tools.json_text import NotAJsonNumber, strict_json
 
 __all__ = ["InputBatches", "OnError", "check_on_error", "json_object"]
 
@@ -28,9 +29,15 @@ def check_on_error(value: str) -> None:
 
 
 def json_object(text: str, setting: str, example: str) -> dict[str, Any]:
-    """The JSON object a setting holds; otherwise a ConfigError that names the ``setting`` and shows ``example``."""
+    """The JSON object a setting holds; otherwise a ConfigError that names the ``setting`` and shows ``example``. A
+    number JSON cannot carry (``1e999``, ``NaN``) is refused too, rather than sent as null."""
     try:
-        value = json.loads(text)
+        value = strict_json(text)
+    except NotAJsonNumber as exc:
+        raise ConfigError(
+            f"{setting} holds a number JSON cannot carry: {exc}.",
+            hint="Write a number a double holds, or the text in quotes.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{setting} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",

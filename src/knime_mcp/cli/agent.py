@@ -1,7 +1,9 @@
 """The command line's ``agent`` command: an LLM answers a prompt with the tools of MCP servers, tools files and
 OpenAPI documents, and the conversation and the tool-call log are printed.
 
-The tools left out by the policy reach stderr as the warnings :func:`~knime_mcp.agent.loop.run_agent` logs.
+The tools left out by the policy reach stderr as the warnings :func:`~knime_mcp.agent.loop.run_agent` logs. Ctrl-C
+stops the run: the calls under way are cancelled on their servers, and what the run has is printed, marked as
+interrupted (exit code 130).
 
     knime-mcp agent http://127.0.0.1:8000/mcp --provider ollama --model llama3.2 --prompt 'Hi'
     knime-mcp agent --openapi openapi.json --model gpt-4o-mini --api-key-env OPENAI_API_KEY --prompt 'Find pet 7'
@@ -33,6 +35,10 @@ __all__ = [
 ]  # fmt: skip
 
 
+INTERRUPTED = "Interrupted (Ctrl-C): the calls under way were cancelled on their servers."
+"""The last line of an agent run Ctrl-C stopped, after the conversation and the tool calls it has."""
+
+
 class AgentSetup(NamedTuple):
     """What the flags of ``agent`` and ``chat`` describe, checked before anything connects."""
 
@@ -43,12 +49,14 @@ class AgentSetup(NamedTuple):
     config: AgentConfig
 
     async def tools(self, show: SignInPrompt) -> list[MCPTool]:
-        """The tools of the servers, then those of the tools files and OpenAPI documents."""
+        """The tools of the servers, then those of the tools files and OpenAPI documents; with several named
+        servers (those of ``--config``), each name prefixed by its server's key, as ``tools --config`` names them."""
         from knime_mcp.calls.listing import list_server_tools
 
         tools: list[MCPTool] = []
         for spec in self.specs:
-            tools += (await list_server_tools(spec, show_sign_in=show)).tools
+            key = spec.name if len(self.specs) > 1 else None  # a server of --config has its key as its name
+            tools += (await list_server_tools(spec, prefix=key or "", show_sign_in=show)).tools
         if self.files is not None:
             tools += await self.files.file_tools()
         return tools
@@ -169,10 +177,11 @@ def run_agent_command(
 ) -> int:
     from knime_mcp.agent.loop import run_agent
     from knime_mcp.llm.chat_model import build_chat_model
-    from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.mcp.sync import Interrupt, run_sync
 
     setup = agent_setup(args, command, err)
     decider = approver(args, err)
+    interrupt = Interrupt()
 
     async def agent() -> AgentRun:
         tools = await setup.tools(show)
@@ -180,18 +189,22 @@ def run_agent_command(
         chat = build_chat_model(setup.model, setup.api_key)
         return await run_agent(
             chat, tools, args.prompt, config=setup.config, secrets=[setup.api_key], show_sign_in=show,
-            approver=decider, **system,
+            approver=decider, interrupt=interrupt, **system,
         )  # fmt: skip
 
-    result = run_sync(agent)
+    result = run_sync(agent, interrupt=interrupt)
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
         log = [entry.to_dict() for entry in result.log]
-        print_json({"conversation": rows, "tool_calls": log}, out)
+        print_json({"conversation": rows, "tool_calls": log, "interrupted": result.interrupted}, out)
     else:
         from knime_mcp.cli.render import render_agent_run
 
         out.write(render_agent_run(result))
+        if result.interrupted:
+            out.write(f"{INTERRUPTED}\n")
+    if result.interrupted:
+        raise KeyboardInterrupt  # after what the run has: the exit of every interrupted command (130)
     if result.failure is not None:
         raise result.failure
     return 0

@@ -40,7 +40,9 @@ def add_approval_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ask-destructive", action="store_true", help="tools annotated destructive need approval")
     group.add_argument("--ask-unannotated", action="store_true", help="tools without MCP annotations need approval")
     group.add_argument("--ask-pattern", metavar="REGEX", help="tools whose name contains a match need approval")
-    group.add_argument("--ask-all", action="store_true", help="every call needs approval (also --approve alone)")
+    group.add_argument(
+        "--ask-all", action="store_true", help="every call needs approval (also --approve without an --ask-* option)"
+    )
 
 
 def approval_policy(args: argparse.Namespace) -> ApprovalPolicy:
@@ -119,5 +121,5 @@ async def _read_line() -> str | None:
     """A line of stdin, None at its end; read in a worker thread so the servers' sessions keep running."""
     import anyio
 
-    line = await anyio.to_thread.run_sync(sys.stdin.readline)
+    line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
     return line.rstrip("\n") if line else None

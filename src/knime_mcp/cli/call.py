@@ -20,6 +20,7 @@ from knime_mcp.cli.render import one_line
 from knime_mcp.cli.servers import SignInPrompt
 from knime_mcp.cli.tool_sources import ToolSource
 from knime_mcp.errors import UsageError
+from knime_mcp.tools.json_text import NotAJsonNumber, strict_json
 
 if TYPE_CHECKING:
     from knime_mcp.calls.dispatch import CallOutcome
@@ -47,7 +48,9 @@ def _read_arguments(text: str, stdin: TextIO) -> str:
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = strict_json(text)
+    except NotAJsonNumber as exc:
+        raise UsageError(f"--args has {exc}; write a number a double holds, or the text in quotes.") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}.") from exc
     if not isinstance(value, dict):

@@ -2,10 +2,11 @@
 chat view (:class:`~knime_mcp.agent.chat_session.ChatSession`).
 
 The answer streams as it is generated; each tool call shows when it starts and when it ends; a call that needs
-approval (``--ask-*``) is asked about (y, n or always; ``--approve all|none`` answers for the person); a server's form
-is asked field by field; a sign-in link is shown. Ctrl-C stops the turn, and the calls in flight on the servers, not
-the chat; ``/exit`` or the end of input ends it. Everything a model, a tool or a server wrote is printed
-:func:`~knime_mcp.cli.render.terminal_safe`.
+approval (``--ask-*``) is asked about (y, n or always; ``--approve all|none`` answers for the person); a running
+call's progress and an MCP task's status messages show as lines; a result of several lines shows as indented lines;
+a server's form is asked field by field; a sign-in link is shown. Ctrl-C stops the turn, and the calls in flight on
+the servers, not the chat; ``/exit`` or the end of input ends it. Everything a model, a tool or a server wrote is
+printed :func:`~knime_mcp.cli.render.terminal_safe`.
 
     knime-mcp chat http://127.0.0.1:8000/mcp --provider ollama --model llama3.2
 """
@@ -120,10 +121,9 @@ class _Terminal:
                 self._write(f"[calling {one_line(event['tool'])}{one_line(where)} with {one_line(arguments)}]\n")
             case "tool_end":
                 self._form = None
-                text = one_line(event["text"])
-                text = text if len(text) <= _SHOWN_RESULT else text[:_SHOWN_RESULT] + "…"
-                images = f", {len(event['images'])} image(s)" if event["images"] else ""
-                self._write(f"[{event['status']} in {event['duration_ms']:.0f} ms{images}] {text}\n")
+                self._write(_ended(event))
+            case "progress":
+                self._write(f"[{one_line(event['tool'])}: {one_line(event['text'])}]\n")
             case "approval":
                 self._approve(event)
             case "form":
@@ -162,7 +162,7 @@ class _Terminal:
             self._session.answer_form(form["form_id"], action)
             return
         action = self._choice("Fill it in? [y = accept / n = decline / c = cancel] ")
-        content = self._fields(form["schema"] or {}) if action == "accept" else None
+        content = self._fields(form["schema"]) if action == "accept" else None
         self._session.answer_form(form["form_id"], action, content)
 
     def _choice(self, prompt: str) -> Any:
@@ -177,15 +177,18 @@ class _Terminal:
         return "cancel"
 
     def _fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The fields of a form the core reduced to the protocol's (``knime_mcp.mcp.form_schema``), asked in turn."""
         content: dict[str, Any] = {}
-        required = set(schema.get("required") or [])
-        for name, field in (schema.get("properties") or {}).items():
-            kind = field.get("type", "string")
+        required = set(schema["required"])
+        for name, field in schema["properties"].items():
+            kind = field["type"]
             notes = [kind, *(["required"] if name in required else [])]
-            if "enum" in field:
-                notes.append("one of " + ", ".join(map(str, field["enum"])))
+            if choices := _choices(field.get("items", field)):
+                many = kind == "array"
+                notes.append(f"one or more of {choices}, separated by commas" if many else f"one of {choices}")
             if "default" in field:
-                notes.append(f"default {field['default']}")
+                default = field["default"]
+                notes.append(f"default {', '.join(default) if isinstance(default, list) else default}")
             label = one_line(field.get("title") or name)
             text = self._line(f"  {label} ({one_line('; '.join(notes))}): ") or ""
             if text.strip():
@@ -195,8 +198,28 @@ class _Terminal:
         return content
 
 
+def _ended(event: dict[str, Any]) -> str:
+    """A call's end: its status on a line, with its result (cut short) after it, or under it as indented lines (so
+    no line of a result passes for one of the chat's own)."""
+    text = event["text"] if len(event["text"]) <= _SHOWN_RESULT else event["text"][:_SHOWN_RESULT] + "…"
+    images = f", {len(event['images'])} image(s)" if event["images"] else ""
+    head = f"[{event['status']} in {event['duration_ms']:.0f} ms{images}]"
+    lines = [one_line(line) for line in text.strip("\n").split("\n")]
+    return f"{head} {lines[0]}\n" if len(lines) == 1 else head + "\n" + "".join(f"  {line}\n" for line in lines)
+
+
+def _choices(field: dict[str, Any]) -> str:
+    """A choice field's values, each with its label when it has one: ``s, l (Large)``."""
+    labels = field.get("enumNames") or field.get("enum") or []
+    values = [(value, label) for value, label in zip(field.get("enum") or [], labels, strict=False)]
+    values += [(option["const"], option.get("title")) for option in field.get("oneOf") or field.get("anyOf") or []]
+    return ", ".join(value if label in (None, value) else f"{value} ({label})" for value, label in values)
+
+
 def _typed(text: str, kind: str) -> Any:
     """The typed text as the field's type asks; left as text when it is not one (the form's check says so)."""
+    if kind == "array":
+        return [part.strip() for part in text.split(",") if part.strip()]
     try:
         if kind == "integer":
             return int(text)

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from knime_mcp.tools.policy import ToolPolicy
 
 __all__ = [
-    "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "http_listing", "max_document_bytes"
+    "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "api_listing", "http_listing",
+    "max_document_bytes",
 ]  # fmt: skip
 
 HTTP_COMMAND = "http-tools"
@@ -93,13 +94,13 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
     max_bytes = max_document_bytes(args)
     auth = api_auth(args)
     rows = _webhook_rows(args.webhooks) if args.webhooks else []
-    from knime_mcp.calls.listing import list_http_tools
     from knime_mcp.mcp.sync import run_sync
 
     return run_sync(
-        list_http_tools,
+        api_listing,
+        args,
+        "--base-url",
         args.source,
-        base_url=args.api_base_url,
         auth=auth,
         timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
         webhooks=rows,
@@ -112,6 +113,28 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
         max_document_bytes=max_bytes,
         tls=tls_settings(args),
     )
+
+
+async def api_listing(args: argparse.Namespace, flag: str, source: str | None, **options: Any) -> ToolListing:
+    """:func:`~knime_mcp.calls.listing.list_http_tools` at ``--base-url`` (or ``flag``, the command's name for it),
+    its error and notes naming ``flag`` where they name the HTTP Tool Provider's *Base URL* setting."""
+    from knime_mcp.calls.listing import ToolListing, list_http_tools
+
+    try:
+        listing = await list_http_tools(source, base_url=args.api_base_url, **options)
+    except ConfigError as exc:
+        hint = exc.hint and _base_url_words(exc.hint, flag)
+        raise ConfigError(_base_url_words(exc.message, flag), server=exc.server, hint=hint) from exc
+    return ToolListing(listing.tools, [_base_url_words(note, flag) for note in listing.notes])
+
+
+def _base_url_words(text: str, flag: str) -> str:
+    """``text`` with the HTTP Tool Provider's *Base URL* setting named as the command's ``flag``."""
+    for setting, words in (("Set Base URL to", f"Pass {flag}"), ("set Base URL to", f"pass {flag}"),
+                           ("(set it to", f"(pass {flag}"), ("a Base URL you set", f"a base URL you set ({flag})"),
+                           ("agent and caller nodes call it", "knime-mcp calls it")):  # fmt: skip
+        text = text.replace(setting, words)
+    return text
 
 
 def max_document_bytes(args: argparse.Namespace) -> int:

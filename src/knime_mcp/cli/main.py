@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
@@ -359,6 +360,16 @@ def _command_logout(spec: ServerSpec, out: TextIO) -> int:
     return 0
 
 
+def _take_ctrl_c_back() -> None:
+    """For ``chat`` on a terminal, whose Ctrl-C stops an answer: a chat started with SIGINT ignored or blocked, as
+    every child of a script's background job is, would otherwise lose the person's Ctrl-C, and nothing else stops an
+    answer (its call runs on to the call timeout)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "pthread_sigmask"):  # not on Windows, which has neither
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one command and return its exit code; errors go to ``err`` as ``Error: …``."""
     out = out or sys.stdout
@@ -368,6 +379,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             args, target = _parse(list(sys.argv[1:] if argv is None else argv), err)
         except SystemExit as exc:  # --help and --version
             return exc.code if isinstance(exc.code, int) else 0
+        if args.command == "chat" and sys.stdin.isatty():
+            _take_ctrl_c_back()
         with _logging_to(err, args.verbose):
             return _run_command(args, target, out, err)
     except McpToolError as exc:

@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from knime_mcp.cli.config_inputs import bind_inputs
 from knime_mcp.cli.grant_options import add_grant_options, grant_secrets, grant_settings
 from knime_mcp.cli.tls_options import add_tls_options, tls_settings
 from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
@@ -248,7 +249,8 @@ def check_server_word(text: str) -> None:
 
 def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[str, ServerSpec]:
     """The servers of ``--config FILE`` by their keys, only the one ``--server NAME`` names if given, the https
-    ones with the TLS options (a person gave both); empty without ``--config``."""
+    ones with the TLS options (a person gave both), their inputs bound (:func:`bind_inputs`); empty without
+    ``--config``."""
     if getattr(args, "config", None) is None:
         if getattr(args, "config_server", None) is not None:
             raise UsageError("--server NAME chooses a server of --config FILE; add --config.")
@@ -265,15 +267,15 @@ def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[
     tls = tls_settings(args)
     specs = {
         name: replace(spec, tls=tls) if spec.target.startswith("https://") else spec
-        for name, spec in parse_pasted(text).items()
+        for name, spec in parse_pasted(text, credentials=False).items()
     }
-    if args.config_server is None:
-        return specs
-    if args.config_server not in specs:
-        raise UsageError(
-            f"{args.config!r} has no server {args.config_server!r}.", hint=f"It has: {', '.join(map(repr, specs))}."
-        )
-    return {args.config_server: specs[args.config_server]}
+    if args.config_server is not None:
+        if args.config_server not in specs:
+            raise UsageError(
+                f"{args.config!r} has no server {args.config_server!r}.", hint=f"It has: {', '.join(map(repr, specs))}."
+            )
+        specs = {args.config_server: specs[args.config_server]}
+    return bind_inputs(specs)
 
 
 def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:

@@ -21,7 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any, TextIO
 
 from knime_mcp.cli.catalog import find_named
-from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, max_document_bytes
+from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, api_listing, max_document_bytes
 from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
 from knime_mcp.cli.tls_options import tls_settings
 from knime_mcp.cli.wording import print_notes
@@ -36,6 +36,11 @@ __all__ = ["ToolSource", "add_tool_source_options", "check_tool_sources", "read_
 
 _AGENTS = ("agent", "chat")
 """The commands whose tools come from servers and files together, and whose ``--base-url`` is the chat model's."""
+_UNSEALED_API = (
+    "An API that an OpenAPI document names counts as data when the document was read from a file or another "
+    "server: knime-mcp calls it only at a public address. To call it there, give its base URL with {flag} URL (a "
+    "server you set), or pass --trust-all-servers."
+)
 _WRITE_ONE = "Write one with 'knime-mcp tools' or 'knime-mcp http-tools' and --format json|arrow|parquet --output FILE."
 
 
@@ -90,10 +95,14 @@ def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
         )
 
 
+def _base_url_flag(args: argparse.Namespace) -> str:
+    """The flag of an OpenAPI document's base URL in this command."""
+    return "--openapi-base-url" if args.command in _AGENTS else "--base-url"
+
+
 def _api_options(args: argparse.Namespace) -> list[tuple[str, Any]]:
-    base_url = "--openapi-base-url" if args.command in _AGENTS else "--base-url"
     return [
-        (base_url, args.api_base_url),
+        (_base_url_flag(args), args.api_base_url),
         ("--secret", args.secret),
         ("--user", args.user),
         ("--key-name", args.key_name),
@@ -114,12 +123,14 @@ class ToolSource:
     def pool(self, show: SignInPrompt, max_concurrency: int | None = None) -> ClientPool:
         """The run's pool: it answers what servers ask as ``--elicitation`` says, and checks the servers of tools
         that come from files unless they are sealed here or ``--trust-all-servers``."""
-        from knime_mcp.calls.pool import ClientPool
+        from knime_mcp.calls.pool import UNSEALED_HINT, ClientPool
         from knime_mcp.config import ServerRequestPolicy
         from knime_mcp.mcp.server_requests import ServerRequests
 
+        flag = _base_url_flag(self._args)
         return ClientPool(
             check_unsealed=self.from_files and not self._args.trust_all_servers,
+            unsealed_hint=_UNSEALED_API.format(flag=flag) if self._args.openapi else UNSEALED_HINT,
             show_sign_in=show,
             requests=ServerRequests(ServerRequestPolicy(elicitation=self._args.elicitation)),
             **({} if max_concurrency is None else {"max_concurrency": max_concurrency}),
@@ -136,16 +147,16 @@ class ToolSource:
 
     async def file_tools(self) -> list[MCPTool]:
         """The tools of every ``--tools`` file, then of every ``--openapi`` document (whose notes go to stderr)."""
-        from knime_mcp.calls.listing import list_http_tools
         from knime_mcp.config import Timeouts
 
         args = self._args
         tools = [tool for path in args.tools for tool in read_tools_file(path)]
         auth = api_auth(args)
         for source in args.openapi:
-            listing = await list_http_tools(
+            listing = await api_listing(
+                args,
+                _base_url_flag(args),
                 source,
-                base_url=args.api_base_url,
                 auth=auth,
                 timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
                 max_document_bytes=max_document_bytes(args),

@@ -55,6 +55,51 @@ CLI_WORDS: tuple[tuple[str, str], ...] = (
     ("Raise the request timeout of the chat model.", "Raise --request-timeout."),
     ("Raise the maximum number of tokens of the chat model.", "Raise --max-tokens."),
     (
+        "only the Agent Prompter answers them, with its chat model, when 'Answer sampling requests with the chat "
+        "model' is on; on the command line knime-mcp answers none.",
+        "on the command line knime-mcp answers none (in KNIME, the Agent Prompter node can).",
+    ),
+    ("(the KNIME credential, or --client-id", "(--client-id"),
+    (
+        "(credential)' setting (a KNIME credential), or in the environment variable",
+        "(credential)' setting (in KNIME), or, for knime-mcp, in the environment variable",
+    ),
+    ("the environment KNIME (or this command) runs in", "the environment of this command"),
+    ("the environment KNIME runs in", "the environment of this command"),
+    ("a KNIME credential cannot stand for", "knime-mcp cannot take"),
+    (
+        "give that CA's PEM file as the CA bundle (or in SSL_CERT_FILE), or turn on Use the system trust store",
+        "give that CA's PEM file with --ca-bundle (or in SSL_CERT_FILE), or pass --system-trust",
+    ),
+    (
+        "Check the TLS settings (CA bundle, Use the system trust store, Client certificate).",
+        "Check --ca-bundle, --system-trust and --client-cert.",
+    ),
+    (
+        "Set Client certificate (and Client key) to a certificate and key the server accepts.",
+        "Give --client-cert (and --client-key) with a certificate and key the server accepts.",
+    ),
+    ("Check the CA bundle setting.", "Check --ca-bundle."),
+    ("Check the Client certificate setting.", "Check --client-cert."),
+    ("Check the Client key setting.", "Check --client-key."),
+    ("the certificates to trust as the CA bundle", "the certificates to trust with --ca-bundle"),
+    (
+        "Check the Client certificate and Client key settings, and the passphrase's credential or variable.",
+        "Check --client-cert and --client-key, and the variable of --client-key-password.",
+    ),
+    (
+        "Give the client certificate's PEM file too, or clear the key settings.",
+        "Give --client-cert too, or leave out --client-key and --client-key-password.",
+    ),
+    (
+        "Turn certificate checks back on, or clear the CA bundle and the system trust store setting.",
+        "Leave out --insecure, or --ca-bundle and --system-trust.",
+    ),
+    (
+        "Store the passphrase in an environment variable or a KNIME credential; settings are saved in clear.",
+        "Put the passphrase in an environment variable and name it: --client-key-password '${VAR}'.",
+    ),
+    (
         "Call the tool again with arguments that match its input schema.",
         "Give --args that fit the tool's input schema, which 'knime-mcp tools --format json' shows.",
     ),
@@ -70,6 +115,17 @@ def cli_words(text: str) -> str:
 
 
 def print_notes(notes: Iterable[str], err: TextIO) -> None:
-    """A listing's notes (tools left out, parameters dropped, servers to check), one ``Note:`` line each."""
+    """A listing's notes (tools left out, parameters dropped, servers to check), one ``Note:`` line each; the tools
+    renamed for a clash of names share one, which names ``--prefix`` once."""
+    from knime_mcp.tools.names import RENAMED_HINT
+
+    renamed = []
     for note in notes:
-        print(f"Note: {one_line(cli_words(note))}", file=err)
+        if note.endswith(RENAMED_HINT):
+            renamed.append(note.removesuffix(RENAMED_HINT).strip().rstrip(";."))
+        else:
+            print(f"Note: {one_line(cli_words(note))}", file=err)
+    if renamed:
+        said = "; ".join(renamed)
+        print(f"Note: {len(renamed)} tool(s) renamed, as their names clash: {one_line(said)}. Pass --prefix (or "
+              "list the servers apart) to choose distinct names.", file=err)  # fmt: skip

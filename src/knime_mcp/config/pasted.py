@@ -27,7 +27,7 @@ from knime_mcp.config.spec import ServerSpec, TransportKind
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
 
-__all__ = ["MAX_PASTED_CHARS", "MAX_PASTED_SERVERS", "parse_pasted"]
+__all__ = ["MAX_PASTED_CHARS", "MAX_PASTED_SERVERS", "input_ids", "parse_pasted"]
 
 MAX_PASTED_CHARS = 256 * 1024
 """The longest configuration read: a configuration of many servers is a few kilobytes."""
@@ -42,12 +42,14 @@ _TYPES: dict[str, TransportKind] = {"stdio": "stdio", "http": "streamable-http",
 _ENV_VAR = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _BEARER = re.compile(r"bearer\s+\$\{input:([^}]*)\}", re.IGNORECASE)
 _KEYS = ("mcpServers", "servers")
+_CREDENTIAL_ENTRY = '"{key}": "${{input:CREDENTIAL}}" to pass the KNIME credential CREDENTIAL, or '
 _FORMATS = '{"mcpServers": {NAME: {...}}} (Claude Desktop, Cursor) or {"servers": {NAME: {...}}} (VS Code)'
 
 
-def parse_pasted(text: str) -> dict[str, ServerSpec]:
+def parse_pasted(text: str, *, credentials: bool = True) -> dict[str, ServerSpec]:
     """The servers of a pasted configuration by their keys, in its order; a ConfigError saying what is wrong (and
-    what to write instead of a secret) otherwise."""
+    what to write instead of a secret) otherwise. ``credentials``: an input may be a KNIME credential here, so the
+    advice for a secret written out offers one (False on the command line, which has none)."""
     if len(text) > MAX_PASTED_CHARS:
         raise ConfigError(
             f"The MCP configuration is {len(text):,} characters long, more than {MAX_PASTED_CHARS:,}.",
@@ -73,7 +75,16 @@ def parse_pasted(text: str) -> dict[str, ServerSpec]:
             hint="Split it into several configurations.",
         )
     inputs = _input_ids(data.get("inputs"))
-    return {str(name): _server(str(name), entry, inputs) for name, entry in servers.items()}
+    return {str(name): _server(str(name), entry, inputs, credentials) for name, entry in servers.items()}
+
+
+def input_ids(spec: ServerSpec) -> tuple[str, ...]:
+    """The inputs (KNIME credentials, in KNIME) a server of a pasted configuration uses, each once: its header's and
+    its stdio environment's."""
+    used = [*INPUT_REF.findall(" ".join(spec.env.values()))]
+    if spec.auth.credential is not None:
+        used.append(spec.auth.credential)
+    return tuple(dict.fromkeys(used))
 
 
 def _input_ids(inputs: Any) -> frozenset[str] | None:
@@ -85,7 +96,7 @@ def _input_ids(inputs: Any) -> frozenset[str] | None:
     return frozenset(str(item["id"]) for item in inputs)
 
 
-def _server(name: str, entry: Any, inputs: frozenset[str] | None) -> ServerSpec:
+def _server(name: str, entry: Any, inputs: frozenset[str] | None, credentials: bool) -> ServerSpec:
     if not isinstance(entry, dict):
         raise ConfigError(f"Server {name!r} of the MCP configuration is not an object.", hint=f"Write {_FORMATS}.")
     command, url = entry.get("command"), entry.get("url") or entry.get("serverUrl")
@@ -96,8 +107,8 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None) -> ServerSpec:
     kind = entry.get("type") or entry.get("transport")
     if kind is not None and kind not in _TYPES:
         raise ConfigError(f"Server {name!r} has an unknown type {kind!r}; use one of {', '.join(_TYPES)}.")
-    env = _env(name, _strings(name, "env", entry.get("env", {})), inputs)
-    headers, auth = _headers(name, _strings(name, "headers", entry.get("headers", {})), inputs)
+    env = _env(name, _strings(name, "env", entry.get("env", {})), inputs, credentials)
+    headers, auth = _headers(name, _strings(name, "headers", entry.get("headers", {})), inputs, credentials)
     if command is not None:
         args = entry.get("args", [])
         if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
@@ -140,7 +151,7 @@ def _env_refs(text: str) -> str:
     return _ENV_VAR.sub(r"${\1}", text)
 
 
-def _env(name: str, env: dict[str, str], inputs: frozenset[str] | None) -> dict[str, str]:
+def _env(name: str, env: dict[str, str], inputs: frozenset[str] | None, credentials: bool) -> dict[str, str]:
     """The stdio environment; an input stays as it is (the KNIME credential it names is read when the server
     starts), a secret written out is refused naming the ``${VAR}`` to write."""
     env = {key: _env_refs(value) for key, value in env.items()}
@@ -154,13 +165,15 @@ def _env(name: str, env: dict[str, str], inputs: frozenset[str] | None) -> dict[
         raise ConfigError(
             f"Server {name!r}: the environment entry {key!r} holds a literal secret, which would be kept in settings "
             "and tables.",
-            hint=f'Write "{key}": "${{input:CREDENTIAL}}" to pass the KNIME credential CREDENTIAL, or "{key}": '
-            f'"${{{key}}}" with {key} set in the environment KNIME (or this command) runs in.',
+            hint=f'Write {_CREDENTIAL_ENTRY.format(key=key) if credentials else ""}"{key}": "${{{key}}}" with {key} '
+            "set in the environment KNIME (or this command) runs in.",
         )
     return env
 
 
-def _headers(name: str, headers: dict[str, str], inputs: frozenset[str] | None) -> tuple[dict[str, str], AuthRef]:
+def _headers(
+    name: str, headers: dict[str, str], inputs: frozenset[str] | None, credentials: bool
+) -> tuple[dict[str, str], AuthRef]:
     """The headers without the one that references an input, and that input as a KNIME credential: ``Bearer
     ${input:id}`` in ``Authorization`` is bearer authentication, ``${input:id}`` alone another header's value."""
     headers = {key: _env_refs(value) for key, value in headers.items()}
@@ -185,7 +198,7 @@ def _headers(name: str, headers: dict[str, str], inputs: frozenset[str] | None) 
     for key in literal_secret_headers(headers):
         words = headers[key].split()
         scheme = words[0] + " " if len(words) > 1 else ""
-        takes_input = scheme.lower() == ("bearer " if key.lower() == "authorization" else "")
+        takes_input = credentials and scheme.lower() == ("bearer " if key.lower() == "authorization" else "")
         credential = f'"{key}": "{scheme}${{input:CREDENTIAL}}" to send the KNIME credential CREDENTIAL, or '
         raise ConfigError(
             f"Server {name!r}: the header {key!r} holds a literal secret, which would be kept in settings and tables.",

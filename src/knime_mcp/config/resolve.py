@@ -24,6 +24,7 @@ __all__ = [
     "CredentialLookup",
     "credential_password",
     "expand_env",
+    "expand_path",
     "header_value_problem",
     "resolve_env",
     "resolve_headers",
@@ -82,6 +83,14 @@ def expand_env(value: str, *, server: str | None = None, header: bool = False) -
         return resolved
 
     return ENV_REF.sub(lookup, value)
+
+
+def expand_path(setting: str, *, server: str | None = None) -> tuple[str, str]:
+    """The path a path setting names (a CA bundle, a client certificate, a token file), with ``${VAR}`` and ``~``
+    expanded, and how a message shows it: the setting as written where it holds a reference, since the variable may
+    hold more than a path (a token put where its file's path belongs), else the path."""
+    path = os.path.expanduser(expand_env(setting, server=server))
+    return path, setting if ENV_REF.search(setting) else path
 
 
 def _credential(name: str, lookup: CredentialLookup | None, server: str) -> tuple[str, str]:

@@ -3,6 +3,12 @@
 OpenSSL reports a failed check as a code and a terse text (``certificate verify failed: self-signed certificate in
 certificate chain``) that a KNIME user cannot act on; :func:`certificate_error` names the host and the setting
 (*CA bundle*, *Use the system trust store*, *Client certificate*) instead. Used by :mod:`knime_mcp.errors.translation`.
+
+A server that requires a client certificate should say so with an alert when none is sent, but many (uvicorn's own
+TLS, servers behind some proxies) just close the connection, which reads as a server that disconnected. So the SSL
+contexts that show no client certificate report each handshake here (:func:`note_certificate_request`, from
+:mod:`knime_mcp.net.tls`): a connection to a host that asked for one in its latest handshake that fails without an
+answer is that missing certificate.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import ssl
 
 from knime_mcp.errors.tree import ServerConnectError
 
-__all__ = ["certificate_error"]
+__all__ = ["certificate_error", "note_certificate_request"]
 
 _TRUST_HINT = (
     "If the server's certificate comes from your organisation's own CA, give that CA's PEM file as the CA bundle "
@@ -25,20 +31,47 @@ _OUT_OF_DATE = frozenset({9, 10})
 """X509_V_ERR_CERT_NOT_YET_VALID, CERT_HAS_EXPIRED."""
 _WRONG_NAME = frozenset({62, 64})
 """X509_V_ERR_HOSTNAME_MISMATCH, IP_ADDRESS_MISMATCH."""
+_REQUIRED = "the server requires a client certificate and none was sent"
+_CLIENT_CERT_HINT = "Set Client certificate (and Client key) to a certificate and key the server accepts."
+
 _CLIENT_CERT_ALERTS = {
-    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "the server requires a client certificate and none was sent",
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": _REQUIRED,
     "SSLV3_ALERT_BAD_CERTIFICATE": "the server refused the client certificate",
     "TLSV1_ALERT_UNKNOWN_CA": "the server does not trust the client certificate's issuer",
     "SSLV3_ALERT_CERTIFICATE_UNKNOWN": "the server refused the client certificate",
 }
+_ASKED: dict[str, bool] = {}
+"""Whether each host asked for a client certificate in its latest handshake with a context that shows none."""
+_ASKED_MAX = 256
+
+
+def note_certificate_request(conn: object, direction: str, version: object, content_type: object,
+                             msg_type: object, data: object) -> None:  # fmt: skip
+    """An SSL context's message callback (``SSLContext._msg_callback``): notes, by host, whether the server asked for
+    a client certificate in the handshake (a ServerHello starts one, a CertificateRequest asks)."""
+    if direction != "read" or msg_type not in (ssl._TLSMessageType.SERVER_HELLO,
+                                               ssl._TLSMessageType.CERTIFICATE_REQUEST):  # fmt: skip
+        return
+    host = getattr(conn, "server_hostname", None)
+    if isinstance(host, str):
+        if host not in _ASKED and len(_ASKED) >= _ASKED_MAX:
+            _ASKED.pop(next(iter(_ASKED)))
+        _ASKED[host] = msg_type == ssl._TLSMessageType.CERTIFICATE_REQUEST
 
 
 def certificate_error(exc: BaseException, server: str) -> ServerConnectError | None:
-    """The error for a TLS failure in ``exc`` or its causes; None if it is none."""
+    """The error for a TLS failure in ``exc`` or its causes, or for a connection without an answer from a host
+    that asked for a client certificate none was shown for; None if it is neither."""
     failure = _ssl_failure(exc)
-    if failure is None:
-        return None
     host = _host(exc)
+    if failure is None:
+        if host is None or not _ASKED.get(host):
+            return None
+        return ServerConnectError(
+            f"TLS with {host} failed: {_REQUIRED} (it asked for one, then closed the connection without an answer).",
+            server=server,
+            hint=_CLIENT_CERT_HINT,
+        )
     at = f" of {host}" if host else ""
     if isinstance(failure, ssl.SSLCertVerificationError):
         code = failure.verify_code
@@ -69,7 +102,7 @@ def certificate_error(exc: BaseException, server: str) -> ServerConnectError | N
         return ServerConnectError(
             f"TLS with {host or 'the server'} failed: {reason}.",
             server=server,
-            hint="Set Client certificate (and Client key) to a certificate and key the server accepts.",
+            hint=_CLIENT_CERT_HINT,
         )
     return ServerConnectError(
         f"TLS with {host or 'the server'} failed ({failure.reason or failure}).",

@@ -174,7 +174,7 @@ def translate(
         case httpx2.TransportError():
             # httpx2 leaves some of these without a message ("peer closed connection" has one, ReadError not)
             return ServerConnectError(
-                f"The connection failed: {leaf or type(leaf).__name__}.", server=server, hint=_CONNECT_HINT
+                f"The connection failed: {str(leaf) or type(leaf).__name__}.", server=server, hint=_CONNECT_HINT
             )
         case FileNotFoundError() | PermissionError():
             return ServerConnectError(

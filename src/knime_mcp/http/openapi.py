@@ -3,7 +3,8 @@
 Layer: above :mod:`knime_mcp.http.document` (reading) and :mod:`knime_mcp.http.schemas` (``$ref``\\ s), below
 :mod:`knime_mcp.calls.listing`, which shapes the tools as the MCP provider does. A tool's arguments are the
 operation's path, query and header parameters and, as one argument ``body``, its JSON request body; its
-annotations follow the HTTP method unless the operation says otherwise (:mod:`knime_mcp.http.annotations`).
+annotations follow the HTTP method unless the operation says otherwise where the method allows it
+(:mod:`knime_mcp.http.annotations`).
 
     tools = openapi_tools(parse_document(text, "openapi.json"), base_url="https://api.example.com/v1")
     tools[0].http   # HttpOperation(method="GET", path="/pets/{petId}", …)
@@ -130,6 +131,7 @@ def _tool(
         properties[name] = _described(schemas.convert(_parameter_schema(parameter)), parameter.get("description"))
         if parameter.get("required") or location == "path":
             required.append(name)
+    annotations = method_annotations(method, operation.get(ANNOTATIONS_EXTENSION), label, notes)
     body = _body(schemas, operation, label, notes)
     body_name = None
     if body is not None:
@@ -151,7 +153,7 @@ def _tool(
         input_schema=input_schema,
         parameter_schema=input_schema,
         output_schema=output,
-        annotations=method_annotations(method, operation.get(ANNOTATIONS_EXTENSION), label),
+        annotations=annotations,
         server=server,
         notes=tuple(notes),
         http=HttpOperation(method=method, path=path, parameters=tuple(parameters), body=body_name),

@@ -6,7 +6,10 @@ Layer: wire, to the model provider; used by the agent and by a server's sampling
 what the CLI's flags describe: the provider, its endpoint (None for the provider's own), the model (for Azure OpenAI
 the deployment), and where the API key comes from (a KNIME credential or an environment variable); it never holds the
 key. :func:`build_chat_model` makes the provider's maintained LangChain chat model at run time
-(:mod:`knime_mcp.llm.providers`; each integration is imported only then). :func:`model_errors`
+(:mod:`knime_mcp.llm.providers`; each integration is imported only then). A base URL that came from data (a flow
+variable) is a server from data: the config says so with an ``untrusted_hint``, and the model is built only without a
+key, for an endpoint the SSRF guard finds public, and talks to the address it checked (:mod:`knime_mcp.llm.pinned`).
+:func:`model_errors`
 (:mod:`knime_mcp.llm.model_errors`) is the one seam where a model client's exceptions become
 :class:`~knime_mcp.errors.ChatModelError`, with every secret scrubbed from the message.
 
@@ -151,6 +154,10 @@ class ChatModelConfig:
     timeout: float = DEFAULT_REQUEST_TIMEOUT
     """Seconds to wait for one model reply."""
 
+    untrusted_hint: str | None = None
+    """Set when the base URL came from data (a flow variable, not a person's settings): how to trust it. Then no API
+    key is sent, the SSRF guard checks the endpoint, and every request goes to the address it checked."""
+
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise ConfigError(
@@ -246,10 +253,21 @@ def resolve_api_key(config: ChatModelConfig, credentials: CredentialLookup | Non
 
 def build_chat_model(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
     """The provider's langchain chat model for ``config``; the key is passed explicitly so no environment default
-    sneaks in, and a provider that needs one refuses to start without it."""
-    from knime_mcp.llm.providers import BUILDERS
+    sneaks in, and a provider that needs one refuses to start without it. For a base URL from data
+    (:attr:`ChatModelConfig.untrusted_hint`) a key is refused, and the SSRF guard checks the endpoint now."""
+    from knime_mcp.llm.providers import BUILDERS, PINNED_BUILDERS
 
     info = PROVIDERS[config.provider]
+    if config.untrusted_hint is not None:
+        if api_key or info.needs_key:
+            raise ConfigError(
+                f"The {info.label} base URL was taken from data, and an API key is sent only to a base URL a person "
+                "entered.",
+                hint=config.untrusted_hint,
+            )
+        from knime_mcp.llm.pinned import checked_endpoint
+
+        return PINNED_BUILDERS[config.provider](config, None, checked_endpoint(config.endpoint, config.untrusted_hint))
     if info.needs_key and not api_key:
         raise ConfigError(
             f"{info.label} needs an API key.",

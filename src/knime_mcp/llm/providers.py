@@ -7,7 +7,8 @@ exception is ``OLLAMA_API_KEY``, which the ollama client sends when no key is co
 provider's own header: ``Authorization: Bearer`` (OpenAI, Ollama, and Anthropic, whose client 2.x sends a key so
 rather than as ``x-api-key``), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` (Gemini). The openai client retries
 as knime-mcp wants; the others are built with their retries off and :class:`~knime_mcp.llm.retry_after.RetryAfter`
-in front.
+in front. A model whose endpoint came from data is built only for OpenAI's API and Ollama (the others need a key,
+which never goes to such an endpoint), over the clients of :mod:`knime_mcp.llm.pinned`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from knime_mcp.llm.retry_after import MAX_RETRIES, RetryAfter
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["BUILDERS"]
+    from knime_mcp.net.urlguard import PinnedHost
+
+__all__ = ["BUILDERS", "PINNED_BUILDERS"]
 
 _NO_KEY = "no-key"
 """Sent by the openai client when no key is configured: local servers ignore it, and the client never falls back to
@@ -46,9 +49,14 @@ class ChatModelConfig(Protocol):
     def timeout(self) -> float: ...
 
 
-def _openai(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
+def _openai(config: ChatModelConfig, api_key: str | None, pin: PinnedHost | None = None) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
+    clients = {}
+    if pin is not None:
+        from knime_mcp.llm.pinned import pinned_clients
+
+        clients = dict(zip(("http_client", "http_async_client"), pinned_clients(pin, config.timeout), strict=True))
     return ChatOpenAI(
         model=config.model,
         base_url=config.endpoint,
@@ -57,6 +65,7 @@ def _openai(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
         max_tokens=config.max_tokens,
         timeout=config.timeout,
         max_retries=MAX_RETRIES,
+        **clients,
     )
 
 
@@ -106,16 +115,23 @@ def _gemini(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
     )
 
 
-def _ollama(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
+def _ollama(config: ChatModelConfig, api_key: str | None, pin: PinnedHost | None = None) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    transports = {}
+    if pin is not None:  # the ollama client makes its httpx clients itself
+        from knime_mcp.llm.pinned import pinned_transports
+
+        sync, asynchronous = pinned_transports(pin)
+        transports = {"sync_client_kwargs": {"transport": sync}, "async_client_kwargs": {"transport": asynchronous}}
     return _retrying(ChatOllama)(
         model=config.model,
         base_url=config.endpoint,
         temperature=config.temperature,
         num_predict=config.max_tokens,
         client_kwargs={"timeout": config.timeout, "headers": headers},
+        **transports,
     )
 
 
@@ -145,3 +161,9 @@ def _retrying(chat_model: type[Any]) -> type[Any]:
 BUILDERS: Mapping[str, Callable[[ChatModelConfig, str | None], BaseChatModel]] = MappingProxyType(
     {"openai": _openai, "azure": _azure, "anthropic": _anthropic, "gemini": _gemini, "ollama": _ollama}
 )
+
+PINNED_BUILDERS: Mapping[str, Callable[[ChatModelConfig, None, PinnedHost], BaseChatModel]] = MappingProxyType(
+    {"openai": _openai, "ollama": _ollama}
+)
+"""The providers that work without a key, built for an endpoint from data: every request goes to the address the
+SSRF guard checked, and carries no key (:mod:`knime_mcp.llm.pinned`)."""

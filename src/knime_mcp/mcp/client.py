@@ -35,7 +35,7 @@ from knime_mcp.mcp.request_sender import RequestSender
 from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests
 from knime_mcp.mcp.session_keeper import LiveSession, MismatchedResult, SessionKeeper
-from knime_mcp.mcp.tasks import run_task, runs_as_task, task_calls_offered
+from knime_mcp.mcp.tasks import capped, run_task, runs_as_task, task_calls_offered
 from knime_mcp.mcp.tool_listing import ListedTools, listed_tools
 from knime_mcp.mcp.transports import ConcreteTransport
 from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
@@ -257,7 +257,7 @@ class McpClient:
 
         def report(done: float | None, total: float | None, message: str | None) -> None:
             if progress is not None:
-                progress(done, total, message and scrub(message, self._keeper.secrets))
+                progress(done, total, message and capped(scrub(message, self._keeper.secrets)))
 
         def timed_out(deadline: CallDeadline, diagnostics: Diagnostics) -> McpToolError:
             return ToolTimeoutError(

@@ -7,10 +7,13 @@ tool call on the 2026-07-28 one, answered by the same callbacks). A workflow usu
 - sampling (``sampling/createMessage``) is answered by the run's chat model only when the run allows it, within
   :class:`~knime_mcp.config.SamplingLimits` (answer tokens, requests per run, prompt bytes), and declined with an
   error saying why otherwise;
-- a form (elicitation) goes to a person when the run has one (the chat: a :data:`FormAsker`); otherwise it is
-  answered with its schema's defaults when the policy says so and every field has one, and declined; URL-mode
-  elicitations are declined unless a person sees them. Each decline is noted on the session, and the
-  client makes the tool call it happened in a tool error: the server's answer after a decline reads like a success;
+- a form (elicitation) is first reduced to the protocol's flat object of primitive fields
+  (:mod:`knime_mcp.mcp.form_schema`), so no part a server sent as something else reaches a person's page or
+  terminal; one that cannot be reduced is declined. Then it goes to a person when the run has one (the chat: a
+  :data:`FormAsker`); otherwise it is answered with its schema's defaults when the policy says so and every field
+  has one, and declined; URL-mode elicitations are declined unless a person sees them. Each decline is noted on
+  the session, and the client makes the tool call it happened in a tool error: the server's answer after a decline
+  reads like a success;
 - ``roots/list`` is answered with the spec's folders (offered only when there are some);
 - log messages go to Python logging (``knime_mcp.server_log``);
 - ``notifications/tools/list_changed`` is counted for the agent to list the tools again (on a 2026-07-28 connection
@@ -36,6 +39,7 @@ from mcp_types import INVALID_REQUEST
 
 from knime_mcp.config import DEFAULT_SERVER_REQUESTS, ServerRequestPolicy, ServerSpec
 from knime_mcp.errors import McpToolError
+from knime_mcp.mcp.form_schema import FORM_FIELDS, FormSchemaError, reduce_form
 
 if TYPE_CHECKING:
     from anyio.abc import TaskStatus
@@ -121,7 +125,8 @@ class ServerRequests:
         if limits is None or self._model is None:
             raise _Declined(
                 "knime-mcp declines sampling requests here: only the Agent Prompter answers them, with its chat "
-                "model, when 'Answer sampling requests with the chat model' is on."
+                "model, when 'Answer sampling requests with the chat model' is on; on the command line knime-mcp "
+                "answers none."
             )
         if self._sampled >= limits.max_requests:
             raise _Declined(f"knime-mcp answers at most {limits.max_requests} sampling requests per run.")
@@ -197,27 +202,38 @@ class SessionRequests:
         self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult:
         asked = self._mask(params.message)
+        schema = None
+        if isinstance(params, mcp_types.ElicitRequestFormParams):
+            try:
+                schema = reduce_form(params.requested_schema)
+            except FormSchemaError as exc:
+                return self._decline(f"it asks for a form ({asked!r}) that cannot be shown: {exc}; {FORM_FIELDS}")
         if (forms := self._run.forms) is not None:
-            return await self._ask_person(forms, params, asked)
-        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            return await self._ask_person(forms, params, asked, schema)
+        if schema is None:
             reason = f"it asks a person to open a web page ({asked!r}), which knime-mcp never does"
         else:
-            defaults, reason = _defaults(params.requested_schema, self._run.policy.elicitation == "defaults")
+            defaults, reason = _defaults(schema, self._run.policy.elicitation == "defaults")
             if defaults is not None:
                 logger.info("%s: answered the form %r with its defaults: %s", self._server, asked, defaults)
                 return mcp_types.ElicitResult(action="accept", content=defaults)
             reason = f"it asks for a form ({asked!r}) and {reason}"
+        return self._decline(reason)
+
+    def _decline(self, reason: str) -> mcp_types.ElicitResult:
+        """Decline, noting why: the call the form came in fails with the reason (the server hears the decline)."""
         self.declined.append(reason)
         logger.warning("%s: declined a request for input: %s", self._server, reason)
         return mcp_types.ElicitResult(action="decline")
 
     async def _ask_person(
-        self, forms: FormAsker, params: mcp_types.ElicitRequestParams, asked: str
+        self, forms: FormAsker, params: mcp_types.ElicitRequestParams, asked: str, schema: dict[str, Any] | None
     ) -> mcp_types.ElicitResult:
+        """``schema``: the form's, reduced (:func:`~knime_mcp.mcp.form_schema.reduce_form`); None for a page."""
         if isinstance(params, mcp_types.ElicitRequestURLParams):
             request = FormRequest(self._server, asked, None, params.url)
         else:
-            request = FormRequest(self._server, asked, params.requested_schema, None)
+            request = FormRequest(self._server, asked, schema, None)
         action, content = await forms(request)
         logger.info("%s: a person answered the form %r: %s", self._server, asked, action)
         return mcp_types.ElicitResult(action=action, content=content if action == "accept" else None)

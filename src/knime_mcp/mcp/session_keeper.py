@@ -175,11 +175,11 @@ class SessionKeeper:
         if self._state is not _State.OPENED:
             return
         self._state = _State.CLOSED
-        if self.calls_cancelled:
-            await anyio.sleep(_CANCEL_FLUSH_SECONDS)
-        for session in self._sessions:
-            session.closing.set()
         with anyio.move_on_after(_CLOSE_GRACE_SECONDS, shield=True):
+            if self.calls_cancelled:
+                await anyio.sleep(_CANCEL_FLUSH_SECONDS)
+            for session in self._sessions:
+                session.closing.set()
             for session in self._sessions:
                 await session.closed.wait()
         self._close_oauth()
@@ -292,23 +292,27 @@ class SessionKeeper:
         )
         requests = self._requests.session(self.spec, lambda text: scrub(text, self.secrets))
         try:
-            async with mcp.Client(
-                transport,
-                mode="legacy" if self.handshake == "initialize" else "auto",
-                read_timeout_seconds=self.spec.timeouts.call,
-                cache=None,
-                client_info=CLIENT_INFO,
-                **requests.client_options(),
-            ) as client:
-                _keep_mismatched_results(client.session)
-                self.handshake = "initialize" if client.session.initialize_result is not None else "discover"
-                async with anyio.create_task_group() as following:
-                    if self.handshake == "discover":
-                        await following.start(requests.follow_changes, client)
-                    session = LiveSession(client, kind, diagnostics, requests)
-                    task_status.started(session)
-                    await session.closing.wait()
-                    following.cancel_scope.cancel()
+            with anyio.CancelScope() as kept:
+                async with mcp.Client(
+                    transport,
+                    mode="legacy" if self.handshake == "initialize" else "auto",
+                    read_timeout_seconds=self.spec.timeouts.call,
+                    cache=None,
+                    client_info=CLIENT_INFO,
+                    **requests.client_options(),
+                ) as client:
+                    _keep_mismatched_results(client.session)
+                    self.handshake = "initialize" if client.session.initialize_result is not None else "discover"
+                    async with anyio.create_task_group() as following:
+                        if self.handshake == "discover":
+                            await following.start(requests.follow_changes, client)
+                        session = LiveSession(client, kind, diagnostics, requests)
+                        task_status.started(session)
+                        # From here the session ends only when told (closing): a cancelled run's calls still tell
+                        # the server (notifications/cancelled, tasks/cancel) over it while they are given up.
+                        kept.shield = True
+                        await session.closing.wait()
+                        following.cancel_scope.cancel()
         except Exception as exc:
             if session is None:
                 raise

@@ -14,12 +14,13 @@ import asyncio
 import concurrent.futures
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+import anyio
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -30,7 +31,7 @@ from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceCo
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool, TaskSupport
 
-__all__ = ["CallerThread", "ProgressCallback", "SyncMcpClient", "run_sync"]
+__all__ = ["CallerThread", "Interrupt", "ProgressCallback", "SyncMcpClient", "run_sync"]
 
 T = TypeVar("T")
 
@@ -87,12 +88,41 @@ class CallerThread:
                 future.set_exception(exc)
 
 
+class Interrupt:
+    """Ctrl-C as a stop the run itself takes: :func:`run_sync` asks for it on the event loop instead of cancelling
+    the whole run, and the part of the run inside :meth:`stoppable` is cancelled (its calls, on the servers too) and
+    goes on to return what it has. Before the run gets there (or after), Ctrl-C cancels the run as without one."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        """Whether Ctrl-C stopped the run inside :meth:`stoppable`."""
+        self._scope: anyio.CancelScope | None = None
+
+    @contextmanager
+    def stoppable(self) -> Iterator[None]:
+        """The part of the run that Ctrl-C cancels, after which the run goes on."""
+        with anyio.CancelScope() as self._scope:
+            try:
+                yield
+            finally:
+                self._scope = None
+
+    def ask(self) -> bool:
+        """Stop the run (on its event loop); False when it is not inside :meth:`stoppable`."""
+        if self._scope is None:
+            return False
+        self.asked = True
+        self._scope.cancel()
+        return True
+
+
 def run_sync(
     func: Callable[..., Awaitable[T]],
     *args: Any,
     cancelled: Callable[[], bool] | None = None,
     progress: ProgressCallback | None = None,
     caller_thread: CallerThread | None = None,
+    interrupt: Interrupt | None = None,
     **kwargs: Any,
 ) -> T:
     """Run ``func(*args, **kwargs)`` on a fresh event loop in a background thread and return its result.
@@ -100,7 +130,9 @@ def run_sync(
     ``cancelled`` and ``progress`` are called only in the caller's thread (KNIME's context is not meant to be
     used from others): ``cancelled`` is polled ten times a second, and once true the work is cancelled and
     :class:`CancelledByUser` raised; ``func`` receives a ``progress`` keyword whose newest report is forwarded.
-    Jobs sent to ``caller_thread`` run here, between polls.
+    Jobs sent to ``caller_thread`` run here, between polls. Ctrl-C (KeyboardInterrupt in this thread) cancels the
+    work, which tells the servers of its calls (the sessions outlive their calls), and is raised once it ended;
+    with ``interrupt``, the first Ctrl-C asks the run to stop (:class:`Interrupt`) and waits for its result.
     """
     latest = _LatestProgress()
     if progress is not None:
@@ -109,18 +141,42 @@ def run_sync(
         future = portal.start_task_soon(partial(func, *args, **kwargs))
         while True:
             try:
-                return future.result(timeout=_POLL_SECONDS)
-            except concurrent.futures.TimeoutError:
-                pass
-            except concurrent.futures.CancelledError:
-                raise CancelledByUser() from None
-            finally:
-                if progress is not None and (report := latest.take()) is not None:
-                    progress(*report)
-            if caller_thread is not None:
-                caller_thread._serve_pending()
-            if cancelled is not None and cancelled():
-                future.cancel()
+                result = _poll(future, progress, latest, caller_thread, cancelled)
+            except KeyboardInterrupt:
+                if interrupt is None or interrupt.asked or not portal.call(interrupt.ask):
+                    raise
+                continue
+            if result is not _PENDING:
+                return result
+
+
+_PENDING: Any = object()
+"""What :func:`_poll` returns while the work goes on."""
+
+
+def _poll(
+    future: concurrent.futures.Future[T],
+    progress: ProgressCallback | None,
+    latest: _LatestProgress,
+    caller_thread: CallerThread | None,
+    cancelled: Callable[[], bool] | None,
+) -> T:
+    """One poll of :func:`run_sync`: the result, or :data:`_PENDING` after a while, having served the caller's
+    thread meanwhile."""
+    try:
+        return future.result(timeout=_POLL_SECONDS)
+    except concurrent.futures.TimeoutError:
+        pass
+    except concurrent.futures.CancelledError:
+        raise CancelledByUser() from None
+    finally:
+        if progress is not None and (report := latest.take()) is not None:
+            progress(*report)
+    if caller_thread is not None:
+        caller_thread._serve_pending()
+    if cancelled is not None and cancelled():
+        future.cancel()
+    return _PENDING
 
 
 class _Handover(Generic[T]):

@@ -2,10 +2,13 @@
 
 A tool with taskSupport ``required`` always runs as a task, an ``optional`` one when the run asks for tasks (*Run
 long tools as tasks*) and the server offers task-augmented ``tools/call``. The task is polled with ``tasks/get`` at
-the server's poll interval, backing off up to :data:`MAX_POLL_SECONDS`; each new status message goes to the call's
-progress; ``input_required`` and ``completed`` fetch ``tasks/result``, which the server answers once the task ends
-(while it waits, the forms and sampling it asks for arrive as ordinary server requests and the run's policy answers
-them). A task cut off (timeout, KNIME cancel, Ctrl-C, agent stop) is cancelled on the server with ``tasks/cancel``.
+the server's poll interval, backing off up to :data:`MAX_POLL_SECONDS` (and to a quarter of the call timeout, however
+long an interval the server asks for); each new status message goes to the call's progress (its first
+:data:`MAX_STATUS_CHARS`); ``input_required`` and ``completed`` fetch ``tasks/result``, which the server answers once
+the task ends (while it waits, the forms and sampling it asks for arrive as ordinary server requests and the run's
+policy answers them). A task cut off (timeout, KNIME cancel, Ctrl-C, agent stop) is cancelled on the server with
+``tasks/cancel``, also when the call was cut off before the server named the task; a server that refuses (the task
+ended meanwhile) changes nothing: the call is still the timeout or the cancel.
 
 mcp 2.3.0 has the task types but leaves tasks out of its per-version result table, so the typed ``send_request``
 checks a ``tools/call`` answer against CallToolResult and refuses the CreateTaskResult. That one request is sent
@@ -15,7 +18,9 @@ every other task request goes through ``send_request``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -25,7 +30,11 @@ from mcp.client.session import ClientSession
 from knime_mcp.errors import ToolCallError
 from knime_mcp.tools.tool import TaskSupport
 
-__all__ = ["MAX_POLL_SECONDS", "StatusReport", "runs_as_task", "run_task", "task_calls_offered"]
+__all__ = [
+    "MAX_POLL_SECONDS", "MAX_STATUS_CHARS", "StatusReport", "capped", "runs_as_task", "run_task", "task_calls_offered",
+]  # fmt: skip
+
+logger = logging.getLogger(__name__)
 
 FIRST_POLL_SECONDS = 1.0
 """The first wait between polls when the server suggests none."""
@@ -33,13 +42,23 @@ FIRST_POLL_SECONDS = 1.0
 MAX_POLL_SECONDS = 5.0
 """Waits between polls grow by half each time the status stays the same, up to this (or a quarter of the call
 timeout, so that a new status is seen in time to extend it): a task of hours is not polled every second, and a
-change is seen within a few seconds."""
+change is seen within a few seconds. The server's poll interval is held to the same bound: one of an hour would
+otherwise let the call time out before the task was ever polled."""
+
+MAX_STATUS_CHARS = 1024
+"""The most of a status (or progress) message a server's text is shown with, the cut marked: a server may send a
+message of any length, and it lands in a progress line, a log entry or an error."""
 
 CANCEL_SECONDS = 5.0
 """How long ``tasks/cancel`` may take while the call is being given up (shielded from the cancellation)."""
 
 StatusReport = Callable[[str], Awaitable[None]]
-"""Hears each new status message of a task (already masked by the caller)."""
+"""Hears each new status message of a task, as the server sent it (the caller masks and caps it)."""
+
+
+def capped(text: str) -> str:
+    """``text`` cut to :data:`MAX_STATUS_CHARS`, the cut marked with an ellipsis."""
+    return text if len(text) <= MAX_STATUS_CHARS else text[: MAX_STATUS_CHARS - 1] + "…"
 
 
 def runs_as_task(support: TaskSupport, tasks_on: bool) -> bool:
@@ -78,14 +97,60 @@ async def run_task(
     """Call tool ``name`` as a task and return its result as a plain call's. ``timeout`` bounds each request;
     the caller's cancel scope bounds the whole task. ``on_status`` hears that the task moved (to extend the call's
     deadline), ``report`` each new status message."""
-    task = await _create(session, name, arguments, timeout=timeout, meta=meta)
+    creation = _Creation()
     try:
+        task = await creation.run(partial(_create, session, name, arguments, timeout=timeout, meta=meta))
         return await _follow(session, name, task, timeout=timeout, on_status=on_status, report=report, server=server)
     except BaseException:
-        if _cancel_offered(session):
-            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SECONDS):
-                await _send(session, mcp_types.CancelTaskRequest, task.task_id, mcp_types.CancelTaskResult, timeout)
+        if creation.task is not None:
+            await _cancel(session, creation.task.task_id, timeout=timeout, server=server)
         raise
+
+
+class _Creation:
+    """A task's creation, carried through a cancellation of the call for up to :data:`CANCEL_SECONDS` more: only the
+    server's answer names the task, and a task whose name was lost would run on with nobody to cancel it."""
+
+    def __init__(self) -> None:
+        self.task: mcp_types.Task | None = None
+        """The task, once the server named it (also when the call was given up meanwhile)."""
+
+    async def run(self, create: Callable[[], Awaitable[mcp_types.Task]]) -> mcp_types.Task:
+        failure: Exception | None = None
+        async with anyio.create_task_group() as watch:
+            with anyio.CancelScope(shield=True) as creating:
+                watch.start_soon(self._bound, creating)
+                try:
+                    self.task = await create()
+                except Exception as exc:  # raised past the task group, which would wrap it in a group
+                    failure = exc
+                watch.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        assert self.task is not None
+        return self.task
+
+    @staticmethod
+    async def _bound(creating: anyio.CancelScope) -> None:
+        """Outside the shield, so it hears the call given up: from then on the creation may take a while more."""
+        try:
+            await anyio.sleep_forever()
+        finally:
+            creating.deadline = min(creating.deadline, anyio.current_time() + CANCEL_SECONDS)
+
+
+async def _cancel(session: ClientSession, task_id: str, *, timeout: float, server: str) -> None:
+    """``tasks/cancel`` for a task given up on, shielded from the cancellation that gave it up. Whatever the server
+    answers leaves the call's own end as it is: a refusal (a task that ended meanwhile, which the SDK's servers do not
+    cancel) or no answer says nothing about the session, and the timeout or cancel is what the caller is told."""
+    if not _cancel_offered(session):
+        return
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_SECONDS):
+        try:
+            await _send(session, mcp_types.CancelTaskRequest, task_id, mcp_types.CancelTaskResult, timeout)
+        except Exception as exc:  # the server's text may quote anything: only its kind and code are logged
+            code = getattr(getattr(exc, "error", None), "code", None)
+            logger.debug("%s: tasks/cancel of task %s was not done (%s %s)", server, task_id, type(exc).__name__, code)
 
 
 async def _create(
@@ -121,7 +186,7 @@ async def _follow(
 ) -> mcp_types.CallToolResult:
     """Poll ``task`` until it needs input or ends, then fetch its result."""
     longest_wait = min(MAX_POLL_SECONDS, timeout / 4)
-    wait = _first_wait(task)
+    wait = _first_wait(task, longest_wait)
     last: tuple[str, str | None] | None = None
     while True:
         if (task.status, task.status_message) != last:
@@ -129,9 +194,9 @@ async def _follow(
                 await report(task.status_message)
             last = (task.status, task.status_message)
             on_status()
-            wait = _first_wait(task)
+            wait = _first_wait(task, longest_wait)
         else:
-            wait = max(min(wait * 1.5, longest_wait), _first_wait(task))
+            wait = max(min(wait * 1.5, longest_wait), _first_wait(task, longest_wait))
         if task.status in ("failed", "cancelled"):
             raise _ended_error(name, task, server)
         if task.status in ("completed", "input_required"):
@@ -140,15 +205,15 @@ async def _follow(
         task = await _send(session, mcp_types.GetTaskRequest, task.task_id, mcp_types.GetTaskResult, timeout)
 
 
-def _first_wait(task: mcp_types.Task) -> float:
-    """The server's poll interval (milliseconds), within sensible bounds."""
+def _first_wait(task: mcp_types.Task, longest: float) -> float:
+    """The server's poll interval (milliseconds), within sensible bounds: at most ``longest``."""
     if task.poll_interval is None:
-        return FIRST_POLL_SECONDS
-    return min(max(task.poll_interval / 1000, 0.05), MAX_POLL_SECONDS)
+        return min(FIRST_POLL_SECONDS, longest)
+    return min(max(task.poll_interval / 1000, 0.05), longest)
 
 
 def _ended_error(name: str, task: mcp_types.Task, server: str) -> ToolCallError:
-    said = f": {task.status_message}" if task.status_message else ""
+    said = f": {capped(task.status_message)}" if task.status_message else ""
     if task.status == "cancelled":
         return ToolCallError(
             f"The task of tool {name!r} was cancelled on the server{said}.",

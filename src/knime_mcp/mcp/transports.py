@@ -90,6 +90,7 @@ def _session_client(
     diagnostics: how each request ended, and each one-message body, bounded by :data:`MAX_MESSAGE_BYTES`."""
 
     def watch(request: httpx2.Request, response: httpx2.Response) -> None:
+        _unpack_here(response)
         diagnostics.watch_body(request, response, limit=MAX_MESSAGE_BYTES)
 
     hooks = {"request": [diagnostics.record_request], "response": [diagnostics.record_response]}
@@ -97,6 +98,32 @@ def _session_client(
     return _ReportingClient(
         diagnostics, event_hooks=hooks, headers=headers, timeout=timeout, auth=auth, transport=transport
     )
+
+
+def _unpack_here(response: httpx2.Response) -> None:
+    """Undo a body's Content-Encoding (gzip, deflate) before the message limit counts it, so that it bounds what is
+    held in memory, as over stdio: httpx would undo it only after the count, and a gzip body of 64 KB may unpack to
+    64 MB. httpx's own decoding, in pieces of at most 64 KiB, through a response of its own."""
+    encoding = response.headers.get("Content-Encoding")
+    if encoding is None:
+        return
+    packed = httpx2.Response(response.status_code, headers={"Content-Encoding": encoding}, stream=response.stream)
+    response.stream = _Unpacked(packed)
+    del response.headers["Content-Encoding"]
+
+
+class _Unpacked(httpx2.AsyncByteStream):
+    """The body of ``packed`` as it unpacks."""
+
+    def __init__(self, packed: httpx2.Response) -> None:
+        self._packed = packed
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for piece in self._packed.aiter_bytes():
+            yield piece
+
+    async def aclose(self) -> None:
+        await self._packed.aclose()
 
 
 def _http_timeout(spec: ServerSpec) -> httpx2.Timeout:

@@ -14,8 +14,9 @@ import ssl
 
 import httpcore2
 
-from knime_mcp.config import CredentialLookup, TlsSettings, credential_password, expand_env
+from knime_mcp.config import CredentialLookup, TlsSettings, credential_password, expand_env, expand_path
 from knime_mcp.errors import ConfigError
+from knime_mcp.errors.certificates import note_certificate_request
 
 __all__ = ["CA_ENV_VARIABLES", "ssl_context"]
 
@@ -38,6 +39,10 @@ def ssl_context(tls: TlsSettings, credentials: CredentialLookup | None, server: 
         context = _trusting(tls, server)
     if tls.client_cert:
         _load_client_certificate(context, tls, credentials, server)
+    else:
+        # Which servers ask for the certificate it does not show, for the error when one closes without an alert.
+        # truststore's context connects through the stock context it wraps. A private hook of CPython's ssl (3.8+).
+        getattr(context, "_ctx", context)._msg_callback = note_certificate_request
     return context
 
 
@@ -45,7 +50,8 @@ def _trusting(tls: TlsSettings, server: str) -> ssl.SSLContext:
     """The system store (``truststore``), the default store, or a fresh context trusting the CA bundle, or else the
     certificates :data:`CA_ENV_VARIABLES` name (the system store reads ``SSL_CERT_FILE`` itself on Linux)."""
     if tls.ca_bundle:
-        extra: tuple[str, str] | None = ("cafile", _path(tls.ca_bundle, "CA bundle", server))
+        path, shown = _path(tls.ca_bundle, "CA bundle", server)
+        extra: tuple[str, str, str] | None = ("cafile", path, f"the CA bundle {shown!r}")
     elif tls.system_trust:
         extra = None
     elif located := _ca_from_environment():
@@ -60,12 +66,12 @@ def _trusting(tls: TlsSettings, server: str) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks certificate and name, trusting nothing yet
     if extra is None:
         return context
-    kind, location = extra
+    kind, location, shown = extra
     try:
         context.load_verify_locations(**{kind: location})
     except OSError as exc:  # ssl.SSLError is one
         raise ConfigError(
-            f"The certificates to trust in {location!r} cannot be read ({exc.strerror or exc}).",
+            f"The certificates to trust in {shown} cannot be read ({exc.strerror or exc}).",
             server=server,
             hint="Give a PEM file of the certificates to trust as the CA bundle"
             + ("." if tls.ca_bundle else f", or fix or unset {', '.join(CA_ENV_VARIABLES)} in the environment."),
@@ -73,11 +79,11 @@ def _trusting(tls: TlsSettings, server: str) -> ssl.SSLContext:
     return context
 
 
-def _ca_from_environment() -> tuple[str, str] | None:
-    """``("cafile" or "capath", location)`` of the first of :data:`CA_ENV_VARIABLES` set."""
+def _ca_from_environment() -> tuple[str, str, str] | None:
+    """``("cafile" or "capath", location, how a message names it)`` of the first of :data:`CA_ENV_VARIABLES` set."""
     for variable in CA_ENV_VARIABLES:
         if location := os.environ.get(variable):
-            return ("capath" if variable == "SSL_CERT_DIR" else "cafile"), location
+            return ("capath" if variable == "SSL_CERT_DIR" else "cafile"), location, variable
     return None
 
 
@@ -85,8 +91,8 @@ def _load_client_certificate(
     context: ssl.SSLContext, tls: TlsSettings, credentials: CredentialLookup | None, server: str
 ) -> None:
     assert tls.client_cert is not None
-    cert = _path(tls.client_cert, "client certificate", server)
-    key = _path(tls.client_key, "client key", server) if tls.client_key else None
+    cert, _ = _path(tls.client_cert, "client certificate", server)
+    key = _path(tls.client_key, "client key", server)[0] if tls.client_key else None
     if tls.key_credential is not None:
         password: str | None = credential_password(tls.key_credential, credentials, server)
     elif tls.key_secret is not None:
@@ -104,10 +110,18 @@ def _load_client_certificate(
         ) from exc
 
 
-def _path(setting: str | None, what: str, server: str) -> str:
-    path = os.path.expanduser(expand_env(setting or "", server=server))
+def _path(setting: str, what: str, server: str) -> tuple[str, str]:
+    """The file a path setting names, and how a message shows it (:func:`~knime_mcp.config.expand_path`); a
+    ConfigError naming the setting if there is none."""
+    path, shown = expand_path(setting, server=server)
     if not os.path.isfile(path):
-        raise ConfigError(
-            f"The {what} file {path!r} does not exist.", server=server, hint=f"Check the {what.capitalize()} setting."
-        )
-    return path
+        raise ConfigError(f"The {what} file {shown!r} does not exist.", server=server, hint=_CHECK[what])
+    return path, shown
+
+
+_CHECK = {
+    "CA bundle": "Check the CA bundle setting.",
+    "client certificate": "Check the Client certificate setting.",
+    "client key": "Check the Client key setting.",
+}
+"""The hint for each file: the TLS setting that names it."""

@@ -22,7 +22,7 @@ import anyio
 from knime_mcp.config import ENV_REF, ServerSpec
 from knime_mcp.errors import ConfigError
 
-__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_server", "check_url", "origin_of", "shown_url"]
+__all__ = ["ALLOWED_SCHEMES", "PinnedHost", "check_discovery", "check_server", "check_url", "origin_of", "shown_url"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -173,6 +173,54 @@ def _non_public_kind(address: _Address) -> str | None:
         (not address.is_global, "a non-public address"),
     )
     return next((kind for refused, kind in checks if refused), None)
+
+
+_MAY_LEAD_TO = {
+    "public": {"public"},
+    "private": {"public", "private"},
+    "loopback": {"public", "private", "loopback"},
+    "link-local": {"public", "link-local"},
+}
+"""Where a server at an address of each reach may send knime-mcp on (OAuth discovery): never further in than it is;
+link-local addresses (cloud metadata services) only from there."""
+
+
+async def check_discovery(url: str, *, server_url: str) -> PinnedHost:
+    """The host of ``url``, which a person's server at ``server_url`` leads to (OAuth discovery: its
+    ``resource_metadata``, its ``authorization_servers`` and their endpoints), pinned to its first address; a
+    ConfigError saying where ``url`` points where that is further in than the server is (:data:`_MAY_LEAD_TO`)."""
+    allowed = set(_MAY_LEAD_TO)
+    for address in await _addresses(server_url):
+        allowed &= _MAY_LEAD_TO[_reach(address)]
+    addresses = await _addresses(url)
+    for address in addresses:
+        if _reach(address) not in allowed:
+            raise ConfigError(
+                f"The MCP server leads to {_origin(urlsplit(url))}, which points to {address}, "
+                f"{_non_public_kind(address)}, further in than the server is."
+            )
+    return PinnedHost(urlsplit(url).hostname or "", str(addresses[0]))
+
+
+async def _addresses(url: str) -> list[_Address]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower(), 443)
+    except ValueError as exc:
+        raise ConfigError(f"The URL {_origin(parts)} has an invalid port.") from exc
+    return await _resolve(parts.hostname or "", port, _origin(parts))
+
+
+def _reach(address: _Address) -> str:
+    """How far in ``address`` is: public, private, loopback or link-local (IPv4 inside IPv6 judged as IPv4)."""
+    for embedded in _embedded_ipv4(address):
+        if (reach := _reach(embedded)) != "public":
+            return reach
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    return "public" if _non_public_kind(address) is None else "private"
 
 
 def _embedded_ipv4(address: _Address) -> list[ipaddress.IPv4Address]:

@@ -25,6 +25,7 @@ from knime_mcp.tools.tool import MCPTool
 
 __all__ = [
     "MAX_NAME_LENGTH",
+    "RENAMED_HINT",
     "ToolNameMap",
     "compile_name_pattern",
     "ensure_unique",
@@ -92,6 +93,10 @@ def sanitize_names(tools: Iterable[MCPTool]) -> list[MCPTool]:
     return result
 
 
+RENAMED_HINT = "Set a name prefix per server to choose distinct names."
+"""How each note on a tool renamed for a clash ends."""
+
+
 def ensure_unique(tools: Iterable[MCPTool]) -> list[MCPTool]:
     """The tools with unique names: a repeated name gets ``_2``, ``_3``… in list order, with a note naming both
     tools. Deterministic, so the same listing always gives the same names."""
@@ -103,8 +108,8 @@ def ensure_unique(tools: Iterable[MCPTool]) -> list[MCPTool]:
             continue
         other = tools[first]
         note = (
-            f"name {tool.name!r} is also used by tool {other.tool_name!r} of {other.server.display_name}; "
-            f"renamed to {name!r}. Set a name prefix per server to choose distinct names."
+            f"name {tool.name!r} of tool {tool.tool_name!r} of {tool.server.display_name} is also used by tool "
+            f"{other.tool_name!r} of {other.server.display_name}; renamed to {name!r}. {RENAMED_HINT}"
         )
         result.append(tool.with_changes(name=name, notes=(*tool.notes, note)))
     return result
