@@ -15,30 +15,30 @@ real leg finds no test to run, or when a run of every test (no arguments) covers
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
-
-from coverage import Coverage
-from coverage.exceptions import NoDataError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_knime.sources import API_ENV, SOURCES_ENV, sources_dirs  # noqa: E402
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-PARALLEL = ["-n", "4", "--dist", "loadfile", "--durations=20"]
-"""Four workers on two cores, as the tests mostly wait on servers and children; a file stays in one worker, where its
-module-scoped servers start once. Chosen by measurement (README "Set-up: two commands")."""
+PARALLEL = ["-n", "logical", "--dist", "loadfile", "--durations=20"]
+"""One worker per logical CPU: measured on two cores, the tests (their servers' and CLI children's start-up most of all)
+keep both busy, and four workers took as long as two with a fifth more CPU time. A file stays in one worker, where
+its module-scoped servers start once."""
 _INHERITED_COVERAGE = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
 """Set when this command itself runs under coverage: a leg starts its own measurement, never a second one."""
+MINIMUM_COVERAGE = tomllib.loads(PYPROJECT.read_text())["tool"]["coverage"]["report"]["fail_under"]
+"""Percent of src/knime_mcp's lines a run of every test must cover: ``fail_under`` in pyproject.toml."""
 
 
 @dataclass
@@ -59,8 +59,7 @@ def run_leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path
     said = " ".join(f"{key}={value}" for key, value in env.items())
     print(f"== {name}: {said} python -m {' '.join(pytest_command)}", flush=True)
     started = time.monotonic()
-    outer = {key: value for key, value in os.environ.items() if key not in _INHERITED_COVERAGE}
-    code = subprocess.run(command, env={**outer, **env, "COVERAGE_FILE": str(data)}).returncode
+    code = subprocess.run(command, env={**_unmeasured(), **env, "COVERAGE_FILE": str(data)}).returncode
     print(f"== {name}: exit code {code} after {time.monotonic() - started:.0f} s", flush=True)
     return code, counts(report)
 
@@ -79,22 +78,32 @@ def counts(report: Path) -> Counts:
 
 
 def report_coverage(data: Path, enforce: bool, out: TextIO = sys.stdout) -> bool:
-    """Combine what every process of every leg measured into ``data``, print the modules not fully covered and the
-    total; False when ``enforce`` and the total is under ``fail_under`` (or nothing was measured)."""
-    coverage = Coverage(data_file=str(data), config_file=str(PYPROJECT))
-    coverage.combine([str(data.parent)], keep=False)
-    coverage.save()
-    minimum = float(coverage.get_option("report:fail_under") or 0)  # type: ignore[arg-type]
-    try:
-        total = coverage.report(file=out if enforce else io.StringIO(), skip_covered=True, sort="cover")
-    except NoDataError:
-        print("coverage: nothing was measured", file=out)
+    """Combine what every process of every leg measured into ``data``, print the modules not fully covered (when
+    ``enforce``) and the total; False when ``enforce`` and the total is under ``fail_under`` or nothing was measured.
+    coverage.py runs as a child: in a process it measures, a second ``Coverage`` spoils that process's own data."""
+
+    def coverage(action: str, *args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "coverage", action, f"--rcfile={PYPROJECT}", f"--data-file={data}", *args]
+        return subprocess.run(command, env=_unmeasured(), capture_output=True, text=True)
+
+    combined = coverage("combine", "--quiet", str(data.parent))
+    table = coverage("report", "--skip-covered", "--sort=cover", "--fail-under=0")
+    if combined.returncode or table.returncode:
+        print(f"coverage: nothing was measured ({(combined.stdout + table.stdout).strip()})", file=out)
         return not enforce
-    if enforce and total < minimum:
-        print(f"coverage: {total:.1f} % of src/knime_mcp, under the minimum of {minimum:.0f} %", file=out)
+    total = float(coverage("report", "--format=total", "--fail-under=0").stdout)
+    if enforce:
+        print(table.stdout.rstrip(), file=out)
+    if enforce and total < MINIMUM_COVERAGE:
+        print(f"coverage: {total:.1f} % of src/knime_mcp, under the minimum of {MINIMUM_COVERAGE:.0f} %", file=out)
         return False
-    print(f"coverage: {total:.1f} % of src/knime_mcp (minimum {minimum:.0f} % when every test runs)", file=out)
+    print(f"coverage: {total:.1f} % of src/knime_mcp (minimum {MINIMUM_COVERAGE:.0f} % when every test runs)", file=out)
     return True
+
+
+def _unmeasured() -> dict[str, str]:
+    """This environment without what makes a child start measuring (set when this process is measured itself)."""
+    return {key: value for key, value in os.environ.items() if key not in _INHERITED_COVERAGE}
 
 
 def main(arguments: list[str]) -> int:

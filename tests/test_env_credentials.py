@@ -72,10 +72,10 @@ def test_an_input_the_configuration_does_not_declare_is_refused() -> None:
         parse_pasted(_pasted({"API_TOKEN": "${input:nope}"}))
 
 
-def test_the_cli_fails_saying_the_credential_cannot_be_read_there(
+def test_the_cli_without_a_person_fails_naming_the_variable_that_gives_the_input(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(_pasted({"API_TOKEN": "${input:tok}"}), encoding="utf-8")
     code, out, err = run_cli(capsys, "call", "--config", str(path), "token_digest")
-    assert code != 0 and "Credential 'tok' cannot be read here" in err and SECRET not in out + err
+    assert code != 0 and "uses the input 'tok'" in err and "KNIME_MCP_INPUT_TOK" in err and SECRET not in out + err

@@ -194,8 +194,11 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_the_cli_prints_a_tool_list_with_the_servers_control_characters_escaped() -> None:
-    # Given a server whose tool description holds terminal escape codes
+def test_the_cli_prints_a_tool_list_with_the_servers_control_characters_escaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a server whose tool description holds terminal escape codes, and a terminal wide enough to show it whole
+    monkeypatch.setenv("COLUMNS", "200")
     # When the CLI lists its tools as text
     code, out, _ = _cli("tools", "--", *HOSTILE)
     # Then no control character but newline reaches the terminal; the codes show as escapes

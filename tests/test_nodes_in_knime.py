@@ -68,7 +68,7 @@ ADVANCED = {
         "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
         "calls.elicitation", "team_seal_key",
     },
-    "ChatModelConnector": {"timeout"},
+    "ChatModelConnector": {"timeout", "trust_flow_variable"},
     "AgentPrompter": {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
@@ -101,7 +101,7 @@ SINCE = {
     "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
     "tasks": "0.5.0",
     "auth.token_file": "0.5.0", "auth.identity_assertion": "0.5.0", "auth.idp_token_endpoint": "0.5.0",
-    "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0",
+    "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0", "trust_flow_variable": "0.5.0",
     **{f"{group}tls.{name}": "0.5.0" for group in ("", "server.") for name in TLS_SETTINGS},
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""

@@ -150,7 +150,7 @@ def test_a_leg_runs_its_files_in_parallel_workers_and_measures_the_python_childr
     (tests / "test_other.py").write_text(_WORKER_TEST.format(name="other", child="pass"))
     data = tmp_path / "coverage" / ".coverage"
     data.parent.mkdir()
-    args = ["-c", str(tests / "pytest.ini"), "--rootdir", str(tests), "-k", "not dropped", str(tests)]
+    args = ["-n", "2", "-c", str(tests / "pytest.ini"), "--rootdir", str(tests), "-k", "not dropped", str(tests)]
     code, counted = run.run_leg("leg", {}, args, tmp_path / "report.xml", data)
     assert (code, counted) == (0, Counts(passed=2, failed=0, skipped=2))
     assert len({path.read_text() for path in tests.glob("*.worker")}) == 2, "both files ran in one worker"
