@@ -26,10 +26,12 @@ import pytest
 
 import node_host
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer
-from knime_mcp.errors import CancelledByUser
+from knime_mcp.errors import CancelledByUser, ConfigError
 from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes import CATEGORY
+from nodes._credentials import NO_CREDENTIAL
+from nodes._settings import server_spec
 from nodes.agent import AgentPrompter
 from nodes.agent_chat import AgentChat
 from nodes.caller import MCPToolCaller
@@ -330,9 +332,29 @@ def _choices(shown: dict[str, Any], *path: str) -> list[str]:
 
 
 @launcher_only
-def test_the_providers_credential_selector_offers_the_workflows_credentials() -> None:
+def test_the_providers_credential_selector_offers_no_credential_and_the_workflows_credentials() -> None:
     shown = node_host.dialog(_node("MCPToolProvider"), ConfigureContext(CREDENTIALS))
-    assert _choices(shown, "auth", "credential") == ["llm", "mcp-token"]
+    assert _choices(shown, "auth", "credential") == [NO_CREDENTIAL, "llm", "mcp-token"]
+    assert _choices(shown, "server", "tls", "key_credential") == [NO_CREDENTIAL, "llm", "mcp-token"]
+
+
+@launcher_only
+def test_after_a_dialog_showed_the_credentials_a_new_oauth_sign_in_binds_none_of_them() -> None:
+    # Given the dialogs of a provider and an HTTP Tool Provider shown in a workflow with two credentials (KNIME makes
+    # the first choice the default of an empty parameter, for every node of the kind made afterwards)
+    node_host.dialog(_node("MCPToolProvider"), ConfigureContext(CREDENTIALS))
+    node_host.dialog(_node("HTTPToolProvider"), ConfigureContext(CREDENTIALS), None)
+    # When a new provider signs in with OAuth, whose client secret is optional, with a client certificate and no
+    # passphrase, and a new HTTP Tool Provider sends a bearer token without a credential chosen
+    provider = _node("MCPToolProvider", **{"server.server": "https://mcp.example.com/mcp", "auth.kind": "OAUTH"})
+    provider.server.tls.client_cert = "/certs/client.pem"
+    spec = server_spec(provider.server, provider.auth, provider.timeouts)
+    http = _node("HTTPToolProvider", **{"auth.kind": "BEARER"})
+    # Then no credential of the workflow is bound silently: the sign-in sends no secret, the key no passphrase, and the
+    # bearer token asks for its credential
+    assert spec.auth.credential is None and spec.tls.key_credential is None
+    with pytest.raises(ConfigError, match="Choose the credential"):
+        http._auth()
 
 
 @launcher_only

@@ -21,7 +21,7 @@ from knime_mcp.config import (
     demo_server_spec,
 )
 from knime_mcp.errors import ConfigError
-from nodes._credentials import credential_names
+from nodes._credentials import chosen_credential, credential_names
 from nodes._tls_settings import TlsGroup, tls_settings
 
 
@@ -294,12 +294,13 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
     if server.server.strip() == DEMO_SERVER:
         return demo_server_spec(timeouts=limits)
     kind = _AUTH_KINDS[auth.kind]
-    if kind == "oauth-client-credentials" and not auth.credential:
+    credential = chosen_credential(auth.credential)
+    if kind == "oauth-client-credentials" and not credential:
         raise ConfigError(
             "OAuth client credentials need a credential.",
             hint="Choose the credential whose user name is the client id and whose password is the client secret.",
         )
-    if kind not in ("none", "oauth", *ASSERTION_KINDS) and not auth.credential:
+    if kind not in ("none", "oauth", *ASSERTION_KINDS) and not credential:
         raise ConfigError("Choose the credential that holds the secret for the authentication.")
     oauth = kind in OAUTH_KINDS
     spec = ServerSpec(
@@ -309,7 +310,7 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
         env=_lines(server.environment, "=", "Environment (stdio)"),
         auth=AuthRef(
             kind=kind,  # type: ignore[arg-type]
-            credential=auth.credential or None,
+            credential=credential,
             header=auth.header or None,
             client_id=(auth.client_id.strip() or None) if oauth else None,
             scope=(auth.scope.strip() or None) if oauth else None,

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import knime.extension as knext
 
 from knime_mcp.config import ServerSpec, TlsSettings
-from nodes._credentials import credential_names
+from nodes._credentials import chosen_credential, credential_names
 from nodes._warnings import add_warning
 
 
@@ -79,7 +79,7 @@ def tls_settings(group: TlsGroup) -> TlsSettings:
         system_trust=group.system_trust,
         client_cert=client_cert,
         client_key=group.client_key.strip() or None,
-        key_credential=(group.key_credential or None) if client_cert else None,
+        key_credential=chosen_credential(group.key_credential) if client_cert else None,
         verify=not group.skip_verification,
     )
 

@@ -14,7 +14,7 @@ import knime.extension as knext
 from knime_mcp.errors import ConfigError
 from knime_mcp.llm.chat_model import DEFAULT_REQUEST_TIMEOUT, PROVIDERS, ChatModelConfig, Provider
 from nodes import CATEGORY
-from nodes._credentials import credential_names
+from nodes._credentials import NO_CREDENTIAL, chosen_credential, credential_names
 from nodes._errors import knime_errors
 from nodes._settings import untrusted_hint
 
@@ -55,15 +55,8 @@ class ChatModelPortObject(knext.PortObject):
         return cls(spec)
 
 
-NO_API_KEY = "<none>"
-"""The credential setting of a server that needs no key (as the empty setting of earlier settings)."""
-
-
-def _api_key_choices(ctx: knext.DialogCreationContext) -> list[str]:
-    """No key, then the workflow's credentials. Without a choice for no key the dialog could not go back to it, and
-    an empty default would make KNIME take the first credential as the default of new connectors, whose key would then
-    go to any server, a local one too. (KNIME refuses an empty choice.)"""
-    return [NO_API_KEY, *credential_names(ctx)]
+NO_API_KEY = NO_CREDENTIAL
+"""The credential setting of a server that needs no key."""
 
 
 chat_model_port_type = knext.port_type("MCP Chat Model", ChatModelPortObject, ChatModelSpec, id=CHAT_MODEL_PORT_ID)
@@ -151,7 +144,7 @@ class ChatModelConnector:
         "The credentials flow variable whose password is the API key (OpenAI, Azure OpenAI, Anthropic, Google "
         f"Gemini); `{NO_API_KEY}` when the server needs no key (Ollama, a local OpenAI-compatible server).",
         NO_API_KEY,
-        choices=_api_key_choices,
+        choices=credential_names,
     )
     set_temperature = knext.BoolParameter(
         "Set temperature", "Send a sampling temperature; some reasoning models accept only their default.", True
@@ -223,7 +216,7 @@ class ChatModelConnector:
             base_url=base_url or None,
             model=self.model.strip(),
             api_version=(self.api_version.strip() or None) if PROVIDERS[provider].needs_api_version else None,
-            credential=None if self.credential in ("", NO_API_KEY) else self.credential,
+            credential=chosen_credential(self.credential),
             temperature=self.temperature if self.set_temperature else None,
             max_tokens=self.max_tokens or None,
             timeout=self.timeout,

@@ -9,7 +9,7 @@ import knime.extension as knext
 
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from nodes import CATEGORY
-from nodes._credentials import credential_lookup, credential_names
+from nodes._credentials import chosen_credential, credential_lookup, credential_names
 from nodes._errors import knime_errors
 from nodes._settings import AuthOptions, TimeoutSettings, timeout_limits, untrusted_hint
 from nodes._tables import read_pandas
@@ -212,13 +212,13 @@ class HTTPToolProvider:
         kind = _AUTH_KINDS[self.auth.kind]
         if kind == "none":
             return None
-        if not self.auth.credential:
+        if not (credential := chosen_credential(self.auth.credential)):
             raise ConfigError("Choose the credential that holds the secret for the authentication.")
         name = self.auth.name.strip() or None
         if kind in ("header", "query") and name is None:
-            return DocumentApiKey(kind=kind, credential=self.auth.credential)  # type: ignore[arg-type]
+            return DocumentApiKey(kind=kind, credential=credential)  # type: ignore[arg-type]
         where = {"header": name} if kind == "header" else {"parameter": name} if kind == "query" else {}
-        return AuthRef(kind=kind, credential=self.auth.credential, **where)  # type: ignore[arg-type]
+        return AuthRef(kind=kind, credential=credential, **where)  # type: ignore[arg-type]
 
     def _webhooks(self, table: knext.Table | None) -> list[WebhookRow]:
         from knime_mcp.http.webhooks import check_webhook_columns, webhook_rows
