@@ -67,6 +67,7 @@ def test_boolean_parameters_reject_other_text() -> None:
     [
         ("hi", "hi"),
         (np.int64(3), "3"),
+        (10**400, "1" + "0" * 400),  # an integer no double holds is still text, not an OverflowError
         (2.5, "2.5"),
         (True, "true"),
         (np.array(["a", "b"]), '["a", "b"]'),

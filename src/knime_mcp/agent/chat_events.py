@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from knime_mcp.conversation import Conversation
     from knime_mcp.tools.results import ToolResult
 
-__all__ = ["STOPPED", "EventKind", "EventLog", "TurnEvents", "calling_server"]
+__all__ = ["STOPPED", "CallTracker", "EventKind", "EventLog", "TurnEvents", "calling_server"]
 
 EventKind = Literal[
     "user", "assistant_delta", "assistant", "tool_start", "tool_end", "progress", "approval", "form", "sign_in",
@@ -94,19 +94,70 @@ class _InFlight:
         return ToolCallLogEntry(turn=self.turn, tool_call_id=self.call_id, tool=self.tool, record=record, result=None)
 
 
-class TurnEvents:
-    """A turn's events as they happen: the answer's text as it streams (``assistant_delta``, then the whole as
-    ``assistant`` before the next tool calls start and at the end), and, as the toolset's hooks, each call's start and
-    end; the calls a stopped turn cut off."""
+class CallTracker:
+    """As the toolset's hooks, the calls of a turn: those under way and those ended, so that a stop (the chat's,
+    Ctrl-C in ``knime-mcp agent``) can end the ones it cut off and answer every call of the model's last message.
+    Alone, for a run that nobody watches call by call; :class:`TurnEvents` adds the events a person sees."""
 
-    def __init__(self, log: EventLog, secrets: Collection[str] = ()) -> None:
-        self._log = log
-        self._secrets = tuple(secrets)
+    def __init__(self) -> None:
         self._in_flight: dict[str, _InFlight] = {}
-        self._answer: list[str] = []
-        self._progress: dict[str, str] = {}
         self.finished: dict[str, ToolCallLogEntry] = {}
         """The entries of the calls that ended in the current turn, by call id."""
+
+    def new_turn(self) -> None:
+        self.finished.clear()
+
+    def started(
+        self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: dict[str, Any]
+    ) -> None:
+        self._in_flight[call_id] = _InFlight(turn, call_id, tool, origin, arguments)
+
+    def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
+        self._in_flight.pop(entry.tool_call_id, None)
+        self.finished[entry.tool_call_id] = entry
+
+    def stop(self) -> list[ToolCallLogEntry]:
+        """End the calls in flight as cancelled; their log entries."""
+        entries = [call.stopped_entry() for call in self._in_flight.values()]
+        self._in_flight.clear()
+        self.finished.update((entry.tool_call_id, entry) for entry in entries)
+        return entries
+
+    def settle_stopped(self, conversation: Conversation, log: list[ToolCallLogEntry]) -> None:
+        """After a stop: the calls cut off end as cancelled, and every call of the last model message gets a reply (a
+        model refuses a conversation with a call left unanswered) and an entry in ``log``."""
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        self.stop()
+        messages = conversation.new_messages
+        asked = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        if asked is None:
+            return
+        message = messages[asked]
+        assert isinstance(message, AIMessage)
+        answered = {m.tool_call_id for m in messages[asked + 1 :] if isinstance(m, ToolMessage)}
+        logged = {entry.tool_call_id for entry in log}
+        for call in [*message.tool_calls, *message.invalid_tool_calls]:
+            call_id = str(call["id"])
+            if call_id not in answered:
+                conversation.append(
+                    ToolMessage(STOPPED, tool_call_id=call_id, name=call.get("name") or "", status="error")
+                )
+            if call_id not in logged and (entry := self.finished.get(call_id)) is not None:
+                log.append(entry)
+
+
+class TurnEvents(CallTracker):
+    """A turn's events as they happen: the answer's text as it streams (``assistant_delta``, then the whole as
+    ``assistant`` before the next tool calls start and at the end), and each call's start and end, those a stop cut
+    off included."""
+
+    def __init__(self, log: EventLog, secrets: Collection[str] = ()) -> None:
+        super().__init__()
+        self._log = log
+        self._secrets = tuple(secrets)
+        self._answer: list[str] = []
+        self._progress: dict[str, str] = {}
 
     def delta(self, text: str) -> None:
         """A piece of the answer, as the model generates it."""
@@ -147,15 +198,15 @@ class TurnEvents:
                     )  # fmt: skip
 
     def new_turn(self) -> None:
+        super().new_turn()
         self._answer.clear()
         self._progress.clear()
-        self.finished.clear()
 
     def started(
         self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: dict[str, Any]
     ) -> None:
         self.answered()
-        self._in_flight[call_id] = _InFlight(turn, call_id, tool, origin, arguments)
+        super().started(turn, call_id, tool, origin, arguments)
         server = _server(origin)
         calling_server.set(server)
         kind = origin.kind if origin is not None else "unknown"
@@ -169,8 +220,7 @@ class TurnEvents:
             self._log.add("progress", tool=tool, text=text)
 
     def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
-        self._in_flight.pop(entry.tool_call_id, None)
-        self.finished[entry.tool_call_id] = entry
+        super().ended(entry, result)
         text = scrub(result.text, self._secrets) if result is not None else entry.error or ""
         self._log.add(
             "tool_end",
@@ -185,39 +235,13 @@ class TurnEvents:
         """End the calls in flight as cancelled (a ``tool_end`` each), and drop the answer cut off while it
         streamed (the conversation does not hold it); the calls' log entries."""
         self._answer.clear()
-        entries = [call.stopped_entry() for call in self._in_flight.values()]
-        self._in_flight.clear()
+        entries = super().stop()
         for entry in entries:
-            self.finished[entry.tool_call_id] = entry
             self._log.add(
                 "tool_end", call_id=entry.tool_call_id, status="cancelled", duration_ms=entry.duration_ms,
                 text=STOPPED, images=[],
             )  # fmt: skip
         return entries
-
-    def settle_stopped(self, conversation: Conversation, log: list[ToolCallLogEntry]) -> None:
-        """After a stop (the chat's, Ctrl-C in ``knime-mcp agent``): the calls cut off end as cancelled, and every
-        call of the last model message gets a reply (a model refuses a conversation with a call left unanswered) and
-        an entry in ``log``."""
-        from langchain_core.messages import AIMessage, ToolMessage
-
-        self.stop()
-        messages = conversation.new_messages
-        asked = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
-        if asked is None:
-            return
-        message = messages[asked]
-        assert isinstance(message, AIMessage)
-        answered = {m.tool_call_id for m in messages[asked + 1 :] if isinstance(m, ToolMessage)}
-        logged = {entry.tool_call_id for entry in log}
-        for call in [*message.tool_calls, *message.invalid_tool_calls]:
-            call_id = str(call["id"])
-            if call_id not in answered:
-                conversation.append(
-                    ToolMessage(STOPPED, tool_call_id=call_id, name=call.get("name") or "", status="error")
-                )
-            if call_id not in logged and (entry := self.finished.get(call_id)) is not None:
-                log.append(entry)
 
 
 def _server(origin: MCPTool | LocalTool | None) -> str:

@@ -325,13 +325,13 @@ async def run_agent(
     """
     from langchain_core.messages import HumanMessage
 
-    from knime_mcp.agent.chat_events import EventLog, TurnEvents
+    from knime_mcp.agent.chat_events import CallTracker
     from knime_mcp.conversation import awaiting_message
 
     config = config or AgentConfig()
     if not user_message.strip():
         raise ConfigError("The user message is empty.", hint="Enter the prompt for the model.")
-    calls = TurnEvents(EventLog(), list(filter(None, secrets))) if interrupt is not None else None
+    calls = CallTracker() if interrupt is not None else None
     async with assembled(
         model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
         secrets=secrets, progress=progress, data=data, show_sign_in=show_sign_in, approver=approver, hooks=calls,

@@ -17,7 +17,6 @@ each request of the SDK's flow and each answer after the guard has read it withi
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import time
@@ -55,10 +54,6 @@ its algorithm."""
 _NONCE_HEADER = "DPoP-Nonce"
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 class DPoPKey:
     """A key that signs DPoP proofs (``algorithm``, one of :data:`DPOP_ALGORITHMS`); its public half travels in each
     proof's header. A stored key (``pem``) signs with the algorithm of its type."""
@@ -83,7 +78,7 @@ class DPoPKey:
         if nonce is not None:
             claims["nonce"] = nonce
         if access_token is not None:
-            claims["ath"] = _b64(hashlib.sha256(access_token.encode()).digest())
+            claims["ath"] = jwt.utils.base64url_encode(hashlib.sha256(access_token.encode()).digest()).decode()
         headers = {"typ": "dpop+jwt", "jwk": self.jwk}
         return jwt.encode(claims, self._key, algorithm=self.algorithm, headers=headers)
 

@@ -7,7 +7,6 @@ PEM or the path of a PEM file. Nothing here names the key's content in a message
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ def thumbprint(jwk: dict[str, str]) -> str:
     where nobody gave it another."""
     members = {name: jwk[name] for name in _THUMBPRINT_MEMBERS[jwk["kty"]]}
     digest = hashlib.sha256(json.dumps(members, separators=(",", ":"), sort_keys=True).encode()).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return jwt.utils.base64url_encode(digest).decode()
 
 
 _PEM_START = "-----BEGIN"

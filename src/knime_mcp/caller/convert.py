@@ -289,7 +289,9 @@ def _to_string(value: Any, schema: Any, root: Any) -> str:
             return value
         case bool():
             return "true" if value else "false"
-        case int() | float():
+        case int():
+            return repr(value)
+        case float():
             return repr(_finite(value, value))
         case dict() | list() | tuple():
             return json.dumps(_plain(value), ensure_ascii=False)

@@ -56,7 +56,8 @@ def _openai(config: ChatModelConfig, api_key: str | None, pin: PinnedHost | None
     if pin is not None:
         from knime_mcp.llm.pinned import pinned_clients
 
-        clients = dict(zip(("http_client", "http_async_client"), pinned_clients(pin, config.timeout), strict=True))
+        sync, asynchronous = pinned_clients(pin, config.timeout)
+        clients = {"http_client": sync, "http_async_client": asynchronous}
     return ChatOpenAI(
         model=config.model,
         base_url=config.endpoint,

@@ -91,7 +91,7 @@ def _choice(name: str, field: dict[str, Any]) -> dict[str, Any]:
     if "enum" in reduced and isinstance(names, list) and len(names) == len(reduced["enum"]):
         if all(isinstance(label, str) for label in names):
             reduced["enumNames"] = names
-    values = reduced.get("enum") or [option["const"] for option in reduced.get("oneOf", [])]
+    values = _values(reduced)
     return {**reduced, **_default(field, lambda value: value in values)}
 
 
@@ -104,7 +104,7 @@ def _choices(name: str, field: dict[str, Any]) -> dict[str, Any]:
     reduced_items = {"type": "string", "enum": options["enum"]} if "enum" in options else {"anyOf": options["oneOf"]}
     reduced: dict[str, Any] = {"type": "array", "items": reduced_items}
     reduced.update({key: field[key] for key in ("minItems", "maxItems") if _count(field.get(key))})
-    values = options.get("enum") or [option["const"] for option in options.get("oneOf", [])]
+    values = _values(options)
     chosen = field.get("default")
     if isinstance(chosen, list) and all(isinstance(value, str) and value in values for value in chosen):
         reduced["default"] = chosen
@@ -121,6 +121,11 @@ def _options(name: str, field: dict[str, Any]) -> dict[str, Any]:
         if all(isinstance(option, dict) and isinstance(option.get("const"), str) for option in options):
             return {"oneOf": [_option(option) for option in options]}
     raise FormSchemaError(f"the choices of its field {name!r} are not a list of texts")
+
+
+def _values(options: dict[str, Any]) -> list[str]:
+    """The values of :func:`_options`' choices: its ``enum``, or the ``const`` of each of its ``oneOf``."""
+    return options.get("enum") or [option["const"] for option in options.get("oneOf", [])]
 
 
 def _option(option: dict[str, Any]) -> dict[str, str]:
