@@ -42,7 +42,8 @@ def test_call_table_on_a_terminal_shows_rows_of_total_rate_and_failures(demo_htt
     # Then the bar redrew in place and its last state has every count, ending the line
     assert code == 0
     assert shown.startswith("\r") and shown.endswith("\n")
-    last = shown.rstrip("\n").split("\r")[-1]
+    # (a line shorter than the one before is padded with spaces over it, e.g. when the rate went from 100 to 99)
+    last = shown.rstrip("\n").split("\r")[-1].rstrip(" ")
     assert last.startswith("[####################] 40 of 40 rows  ")
     assert "rows/s" in last and last.endswith("10 failed")
 
@@ -84,3 +85,16 @@ def test_a_bar_of_unknown_total_counts_rows_without_a_bar() -> None:
 
 def test_no_bar_is_made_for_a_stream_that_is_not_a_terminal() -> None:
     assert progress_bar(io.StringIO(), 10) is None
+
+
+def test_a_line_shorter_than_the_one_before_is_padded_over_it() -> None:
+    # 1,000 rows/s after one second, then 999 rows in ten seconds: "100 rows/s" is one character shorter
+    stream = io.StringIO()
+    bar = ProgressBar(stream, None, clock=iter([0.0, 1.0, 10.0, 10.0]).__next__)
+    bar.advance(rows=1000)
+    bar.advance(rows=0)
+    bar.close()
+    first, second, last = stream.getvalue().split("\r")[1:]
+    assert first == "1,000 rows  1,000 rows/s"
+    assert second == "1,000 rows  100 rows/s  "
+    assert last == "1,000 rows  100 rows/s\n"
