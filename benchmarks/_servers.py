@@ -1,7 +1,8 @@
 """Benchmark servers: the bundled demo server over each transport, started and stopped by the benchmark itself.
 
-HTTP transports start once per run on 127.0.0.1 with ``--port 0``; the first stdout line tells the URL. Stdio servers
-are started by whoever connects (the project's client or the raw SDK), from :data:`DEMO_STDIO`.
+HTTP transports start once per run on 127.0.0.1 with ``--port 0``; the first stdout line tells the URL (:func:`served`,
+also for figure 11's slow servers). Stdio servers are started by whoever connects (the project's client or the raw
+SDK), from :data:`DEMO_STDIO`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ _STOP_GRACE_SECONDS = 5
 @contextlib.contextmanager
 def demo_server(transport: str) -> Iterator[str]:
     """Run the demo server over ``streamable-http`` or ``sse`` and yield its URL; stop it afterwards."""
-    command = [sys.executable, "-m", "knime_mcp.demo_server", "--transport", transport, "--port", "0"]
+    with served([sys.executable, "-m", "knime_mcp.demo_server", "--transport", transport, "--port", "0"]) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def served(command: list[str]) -> Iterator[str]:
+    """Run an HTTP server that prints `… listening on URL` first, and yield the URL; stop it afterwards."""
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -54,7 +54,7 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
 
     assert table.column_names == list(COLUMNS) == [
         "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
-        "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes",
+        "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes", "Tool ID", "Kind", "Tags",
     ]  # fmt: skip
     assert isinstance(table.schema.field("MCP Tool").type, MCPToolType)
     row = table.drop_columns(["MCP Tool"]).to_pylist()[0]
@@ -70,6 +70,9 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
         "Open-world": True,
         "Server": "demo",
         "Notes": "parameter 'x' dropped: an array is not offered in simple schema mode",
+        "Tool ID": TOOLS[0].tool_id,
+        "Kind": "MCP",
+        "Tags": ["demo"],
     }
 
 
@@ -263,9 +266,11 @@ def test_the_knime_frame_and_the_arrow_table_show_the_same_readable_columns() ->
     readable = list(COLUMNS[1:])
 
     from_arrow = tools_to_arrow(TOOLS).select(readable).to_pylist()
+    from_knime = tools_to_table(TOOLS).select(readable).to_pylist()
     from_frame = tools_to_frame(TOOLS)[readable].to_dict("records")
 
-    assert from_frame == from_arrow
+    assert from_knime == from_arrow
+    assert [{**row, "Tags": list(row["Tags"])} for row in from_frame] == from_arrow
 
 
 def test_the_knime_table_the_provider_writes_holds_json_text_and_reads_back_as_the_tools() -> None:

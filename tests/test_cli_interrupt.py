@@ -107,6 +107,8 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_agent_without_waiting_for_an_ans
             "--prompt", "Tidy up.", "--destructive", "allow", "--ask-destructive", "--approve", "ask",
             stdin=subprocess.PIPE,
         )  # fmt: skip
+        terminal, child.stdin = child.stdin, None  # stays open: communicate() would close it, an answer of "nothing"
+        assert terminal is not None
         try:
             _wait_for_output(child, "Approve the call of delete_entry")
             # When they press Ctrl-C at the question
@@ -115,8 +117,10 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_agent_without_waiting_for_an_ans
             out, err = child.communicate(timeout=_PATIENCE)
         finally:
             child.kill()
-    assert child.returncode == 130, err
-    assert out.splitlines()[-1] == INTERRUPTED
+            terminal.close()
+    assert (child.returncode, out.splitlines()[-1:]) == (130, [INTERRUPTED]), err
+    # And the call was neither made nor denied: the model was not asked again
+    assert len(endpoint.received) == 1
 
 
 def _wait_for_output(child: subprocess.Popen[str], words: str) -> None:

@@ -2,8 +2,8 @@
 
 Against `tests/servers/hostile_server.py` over stdio, with a scripted chat model that records every request: images
 past the output cap (too many, too many bytes, too many pixels) become notes or smaller copies while the tool-call
-log keeps the whole result; tool descriptions are fenced like tool output; a huge tool set is offered only up to the
-cap, with a warning naming the rest; and the CLI escapes the control characters a server sends.
+log keeps the whole result; tool descriptions are fenced like tool output; a tool set over the tool budget is searched
+by the model instead; and the CLI escapes the control characters a server sends.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from PIL import Image
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.agent.loop import AgentRun, run_agent
+from knime_mcp.agent.tool_offer import SEARCH_TOOL
 from knime_mcp.agent.toolset import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS
 from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.cli.main import main
@@ -150,39 +151,36 @@ def test_tool_descriptions_are_fenced_like_tool_output_and_the_system_message_sa
 # -- the cap on the tools offered -----------------------------------------------------------------------------------
 
 
-def test_past_the_maximum_number_of_tools_the_first_are_offered_and_the_rest_named_in_a_warning_and_the_log(
+def test_past_the_maximum_number_of_tools_the_model_is_offered_a_tool_search_and_the_log_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Given a server with more tools than a model is offered
     tools = _tools("--filler", str(MAX_OFFERED_TOOLS + 50))
     model = scripted(calls(("c1", "filler_0170", {})), AIMessage("Done."))
-    # When the agent runs, and the model calls a tool past the cap
+    # When the agent runs, and the model calls a tool by its exact name
     with caplog.at_level(logging.INFO, logger="knime_mcp"):
         result = run_sync(run_agent, model, tools, "Go.")
-    # Then the first tools in table order are offered, up to the maximum
-    offered = [spec["function"]["name"] for spec in model.requests[0][1] or []]
-    assert offered == [tool.name for tool in tools[:MAX_OFFERED_TOOLS]]
-    # And the warning and the log name the tools left out and why; a call of one of them is an unknown tool
-    left_out = [tool.name for tool in tools[MAX_OFFERED_TOOLS:]]
-    (warning,) = [line for line in result.warnings if "tools after the first" in line]
-    assert warning.startswith(f"Not offered to the model: {len(left_out)} tools after the first {MAX_OFFERED_TOOLS}")
-    assert f"{left_out[0]!r}" in warning and f"at most {MAX_OFFERED_TOOLS} tools" in warning
-    assert warning in caplog.messages and any(", ".join(left_out) in message for message in caplog.messages)
-    assert result.log[0].status == "unknown_tool"
+    # Then the model is offered the tool search instead of the first tools, and the KNIME log (no warning) says so
+    assert [spec["function"]["name"] for spec in model.requests[0][1] or []] == [SEARCH_TOOL]
+    assert any(
+        f"{len(tools):,} tools are more than the tool budget of {MAX_OFFERED_TOOLS}" in m for m in caplog.messages
+    )
+    assert not [line for line in result.warnings if "budget" in line]
+    # And the tool called runs, and is offered from then on
+    assert result.log[0].status == "ok"
+    assert [spec["function"]["name"] for spec in model.requests[1][1] or []] == [SEARCH_TOOL, "filler_0170"]
 
 
-def test_past_the_maximum_size_of_tool_specs_only_the_first_tools_that_fit_are_offered() -> None:
-    # Given a server whose tools each have a long description, more of them than the size of specs allows
+def test_past_the_maximum_size_of_tool_specs_the_model_is_offered_a_tool_search() -> None:
+    # Given a server whose tools each have a long description, fewer than the maximum number but more bytes of specs
     tools = _tools("--filler", "100", "--filler-bytes", "4000")
     model = scripted(AIMessage("Done."))
     # When the agent runs
-    result = run_sync(run_agent, model, tools, "Go.")
-    # Then the tools offered are the first in table order, with specs within the maximum size, and the rest are named
+    run_sync(run_agent, model, tools, "Go.")
+    # Then the model is offered the tool search, within the maximum size
     specs = model.requests[0][1] or []
-    assert 0 < len(specs) < len(tools) - 50
-    assert [spec["function"]["name"] for spec in specs] == [tool.name for tool in tools[: len(specs)]]
+    assert len(tools) < MAX_OFFERED_TOOLS and [spec["function"]["name"] for spec in specs] == [SEARCH_TOOL]
     assert sum(len(json.dumps(spec, ensure_ascii=False).encode()) for spec in specs) <= MAX_OFFERED_SPEC_BYTES
-    assert any(f"after the first {len(specs)} in table order" in line for line in result.warnings)
 
 
 # -- what the CLI prints of a server's text -------------------------------------------------------------------------

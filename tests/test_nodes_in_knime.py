@@ -64,7 +64,7 @@ ADVANCED = {
         "server.headers", "server.environment", "server.trust_flow_variable", "selection.unannotated_destructive",
         "auth.client_id", "auth.scope", "auth.issuer", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
         "auth.private_key_jwt", "auth.dpop", "timeouts.progress_max", "auth.idp_client_id", "auth.idp_secret",
-        *(f"server.tls.{name}" for name in TLS_SETTINGS), "team_seal_key",
+        *(f"server.tls.{name}" for name in TLS_SETTINGS), "team_seal_key", "fail_on_server_failure",
     },
     "MCPToolCaller": {
         "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
@@ -75,11 +75,13 @@ ADVANCED = {
         "tool_errors", "max_concurrency", "call_timeout", "output_cap", "allow", "deny", "unannotated_destructive",
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
         "sampling_max_prompt_bytes", "sampling_max_requests", "resources", "ask_unannotated", "ask_pattern",
-        "team_seal_key",
+        "team_seal_key", "only_tagged", "tool_budget", "tool_budget_bytes", "pinned_tools", "server_instructions",
     },
 }  # fmt: skip
 ADVANCED["AgentChat"] = ADVANCED["AgentPrompter"] - {"elicitation", "browser_sign_in"}
-_SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {"selection.unannotated_destructive", "team_seal_key"}
+_SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {
+    "selection.unannotated_destructive", "team_seal_key", "fail_on_server_failure",
+}  # fmt: skip
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
     "document.trust_flow_variable", "document.trust_webhooks", "document.max_document_mb",
@@ -99,9 +101,11 @@ SINCE = {
     "provider": "0.5.0", "api_version": "0.5.0",
     "ask_destructive": "0.5.0", "ask_unannotated": "0.5.0", "ask_pattern": "0.5.0", "ask_all": "0.5.0",
     "show_tool_calls": "0.5.0", "initial_message": "0.5.0", "pasted_config": "0.5.0", "server_key": "0.5.0",
-    "team_seal_key": "0.5.0",
+    "team_seal_key": "0.5.0", "fail_on_server_failure": "0.5.0",
+    "selection.tags": "0.5.0", "tool.tags": "0.5.0", "only_tagged": "0.5.0",
     "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
-    "tasks": "0.5.0",
+    "tasks": "0.5.0", "server_instructions": "0.5.0",
+    "tool_budget": "0.5.0", "tool_budget_bytes": "0.5.0", "pinned_tools": "0.5.0",
     "auth.token_file": "0.5.0", "auth.identity_assertion": "0.5.0", "auth.idp_token_endpoint": "0.5.0",
     "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0", "trust_flow_variable": "0.5.0",
     **{f"{group}tls.{name}": "0.5.0" for group in ("", "server.") for name in TLS_SETTINGS},

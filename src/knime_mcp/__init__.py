@@ -55,6 +55,7 @@ __all__ = [
     "Timeouts",
     "TlsSettings",
     "ToolAnnotations",
+    "ToolBudget",
     "ToolCallError",
     "ToolError",
     "ToolListing",
@@ -83,6 +84,7 @@ _LOCATIONS = {
     "call_table_sync": "caller.table",
     "AgentConfig": "agent.loop",
     "AgentRun": "agent.loop",
+    "ToolBudget": "agent.config",
     "run_agent": "agent.loop",
     "ApprovalPolicy": "agent.approval",
     "ApprovalRequest": "agent.approval",
@@ -142,6 +144,7 @@ _LOCATIONS = {
 if TYPE_CHECKING:
     from knime_mcp.agent.approval import ApprovalPolicy, ApprovalRequest, Approver, Decision, SessionApprover
     from knime_mcp.agent.chat_session import ChatSession
+    from knime_mcp.agent.config import ToolBudget
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
     from knime_mcp.caller.table import CallerOptions, CallSummary, call_table, call_table_sync

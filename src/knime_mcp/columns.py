@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ROW_ID_COLUMN", "ColumnKind", "arrow_type", "row_label"]
 
-ColumnKind = Literal["string", "long", "double", "boolean", "image"]
-"""Text, a 64-bit integer, a float, a flag, or PNG bytes (Arrow ``large_binary``), which KNIME shows as images."""
+ColumnKind = Literal["string", "long", "double", "boolean", "image", "string list"]
+"""Text, a 64-bit integer, a float, a flag, PNG bytes (Arrow ``large_binary``), which KNIME shows as images, or a
+list of texts (KNIME's list cell of strings)."""
 
 
 def arrow_type(kind: ColumnKind) -> pa.DataType:
@@ -26,6 +27,7 @@ def arrow_type(kind: ColumnKind) -> pa.DataType:
         "double": pa.float64(),
         "boolean": pa.bool_(),
         "image": pa.large_binary(),
+        "string list": pa.list_(pa.string()),
     }
     return types[kind]
 

@@ -103,6 +103,12 @@ class Conversation:
     def append(self, *messages: BaseMessage) -> None:
         self._new.extend(messages)
 
+    def add_to_system(self, section: str) -> None:
+        """Add ``section`` to the end of the system message: what is known only once the run started (the servers'
+        instructions, which come with their sessions)."""
+        text = f"{self._system[0].text}\n\n{section}" if self._system else section
+        self._system = [SystemMessage(text)]
+
     def append_error(self, error: str) -> None:
         self.error = error
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import knime.extension as knext
 
+from knime_mcp.agent.config import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS
 from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENCY, DEFAULT_SYSTEM_MESSAGE
+from knime_mcp.agent.server_guidance import MAX_INSTRUCTION_BYTES
 from knime_mcp.config import SamplingLimits
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes._agent_options import ErrorOptions, LimitOptions, ToolErrorOptions
@@ -14,10 +16,12 @@ from nodes._tables import is_string_column
 
 __all__ = [
     "allow_parameter", "call_timeout_parameter", "deny_parameter", "errors_parameter", "iteration_limit_parameter",
-    "max_concurrency_parameter", "mcp_column_parameter", "on_limit_parameter", "output_cap_parameter",
+    "max_concurrency_parameter", "mcp_column_parameter", "on_limit_parameter", "only_tagged_parameter",
+    "output_cap_parameter",
     "resources_parameter", "sampling_max_prompt_bytes_parameter", "sampling_max_requests_parameter",
-    "sampling_max_tokens_parameter", "sampling_parameter", "system_message_parameter", "tool_errors_parameter",
-    "workflow_column_parameter",
+    "pinned_tools_parameter", "sampling_max_tokens_parameter", "sampling_parameter", "system_message_parameter",
+    "server_instructions_parameter",
+    "tool_budget_bytes_parameter", "tool_budget_parameter", "tool_errors_parameter", "workflow_column_parameter",
 ]  # fmt: skip
 
 DEFAULT_SAMPLING = SamplingLimits()
@@ -132,6 +136,20 @@ def deny_parameter() -> knext.StringParameter:
     )
 
 
+def only_tagged_parameter() -> knext.StringParameter:
+    """Added in 0.5.0: tools selected by the tags of the tools table (its Tags column)."""
+    return knext.StringParameter(
+        "Only tools tagged",
+        "Tags separated by commas (e.g. github, read-only): when set, only the MCP and HTTP tools of the tools table "
+        "that carry any of them (its Tags column, ignoring case) are offered and may be called; the others are left "
+        "out without a warning each. Empty: every tool. The allow-list, the deny-list and the destructive-tool "
+        "setting apply as well.",
+        "",
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
 def sampling_parameter() -> knext.BoolParameter:
     return knext.BoolParameter(
         "Answer sampling requests with the chat model",
@@ -188,5 +206,59 @@ def resources_parameter() -> knext.BoolParameter:
         "apply to these two names; they only read.",
         False,
         since_version="0.3.0",
+        is_advanced=True,
+    )
+
+
+def server_instructions_parameter() -> knext.BoolParameter:
+    return knext.BoolParameter(
+        "Give the model the servers' instructions",
+        "Add what each MCP server of the offered tools says about itself and how to use it (its instructions) to "
+        "the system message, each fenced as that server's words (the model is told they are not the user's) and "
+        f"cut at {MAX_INSTRUCTION_BYTES:,} bytes a server. The servers then connect as the run starts rather than "
+        "on their first call. Off: the model is not given them.",
+        True,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
+_SEARCH = (
+    " Up to this many, every tool is offered to the model as it is. With more, the model is offered a tool search "
+    "instead (search_tools: it describes what it wants to do and gets the best matching tools), the tools found "
+    "from its next step on, and the tools pinned below; searches are logged with the kind 'tool search'."
+)
+
+
+def tool_budget_parameter() -> knext.IntParameter:
+    return knext.IntParameter(
+        "Tool search above (tools)",
+        f"The most tools offered to the model at once (OpenAI's models take at most {MAX_OFFERED_TOOLS})." + _SEARCH,
+        MAX_OFFERED_TOOLS,
+        min_value=2,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
+def tool_budget_bytes_parameter() -> knext.IntParameter:
+    return knext.IntParameter(
+        "Tool search above (bytes of tool specs)",
+        "The most UTF-8 bytes of tool specs (names, descriptions and input schemas, about 4 bytes a token) offered "
+        "to the model at once: every model call carries them." + _SEARCH,
+        MAX_OFFERED_SPEC_BYTES,
+        min_value=1_000,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
+def pinned_tools_parameter() -> knext.StringParameter:
+    return knext.StringParameter(
+        "Always offer tools (regex)",
+        "When the model searches the tools (more than the tool search settings above): the tools whose name this "
+        "finds anywhere are always offered too, as many as fit; empty pins none.",
+        "",
+        since_version="0.5.0",
         is_advanced=True,
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import knime.extension as knext
 
+from knime_mcp.agent.config import ToolBudget
 from knime_mcp.agent.loop import AgentConfig
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
@@ -43,7 +44,11 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
         call_timeout=node.call_timeout or None,
         output_cap=node.output_cap,
         policy=tool_policy(
-            node.allow, node.deny, node.destructive, unannotated_destructive=node.unannotated_destructive
+            node.allow,
+            node.deny,
+            node.destructive,
+            unannotated_destructive=node.unannotated_destructive,
+            tags=node.only_tagged,
         ),
         trust_all_servers=node.trust_all_servers,
         server_requests=ServerRequestPolicy(
@@ -57,7 +62,11 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
             else None,
         ),
         resources=node.resources,
+        tool_budget=ToolBudget(
+            tools=node.tool_budget, spec_bytes=node.tool_budget_bytes, pinned=node.pinned_tools or None
+        ),
         tasks=node.tasks,
+        server_instructions=node.server_instructions,
         approval=approval_policy(
             destructive=node.ask_destructive,
             unannotated=node.ask_unannotated,

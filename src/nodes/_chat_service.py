@@ -3,8 +3,8 @@
 KNIME's node backend wraps the object a node's ``get_data_service`` returns and calls its methods by name with the
 page's arguments (``_JsonRpcDataService.handleJsonRpcRequest``); results must be JSON. The page calls ``init`` once,
 then ``send`` a message and ``poll`` for the turn's events until it ends; ``stop``, ``decide`` and ``answer_form``
-are the person's buttons. Every method is one call on the core's chat session, which is thread-safe: KNIME may call
-from more than one thread.
+are the person's buttons, and ``instructions`` lists what the servers say about themselves when the person asks.
+Every method is one call on the core's chat session, which is thread-safe: KNIME may call from more than one thread.
 
 KNIME's bridge calls any attribute the page names (``hasattr``, then ``getattr``): ``__setattr__``, ``__init__`` or
 ``_session`` as well as the page's methods. So a node hands KNIME :class:`DeclaredMethods` over its service, which
@@ -43,7 +43,7 @@ class DeclaredMethods:
 class ChatViewService:
     """The page's view of one :class:`ChatSession`, with the view's settings."""
 
-    methods: ClassVar[tuple[str, ...]] = ("init", "send", "poll", "stop", "decide", "answer_form")
+    methods: ClassVar[tuple[str, ...]] = ("init", "send", "poll", "stop", "decide", "answer_form", "instructions")
     """What the page may call through :class:`DeclaredMethods`; a subclass that KNIME calls more adds to them."""
 
     def __init__(self, session: ChatSession, *, show_tool_calls: bool) -> None:
@@ -78,3 +78,7 @@ class ChatViewService:
     def answer_form(self, form_id: str, action: str, content: dict[str, Any] | None = None) -> None:
         """Answers a server's form: accept (with the content), decline or cancel."""
         self._session.answer_form(form_id, action, content)
+
+    def instructions(self) -> list[dict[str, Any]]:
+        """Each connected server's instructions: ``server``, ``text`` (capped) and whether it was ``cut``."""
+        return self._session.instructions()

@@ -31,8 +31,15 @@ def is_string_column(column: knext.Column) -> bool:
 
 def knime_columns(columns: Iterable[tuple[str, ColumnKind]]) -> list[knext.Column]:
     """The KNIME columns of a core table's declared (name, kind) columns: an output spec before any row exists."""
-    types = {"string": knext.string, "long": knext.int64, "double": knext.double, "boolean": knext.bool_}
-    return [knext.Column(png_image_type() if kind == "image" else types[kind](), name) for name, kind in columns]
+    types = {
+        "string": knext.string,
+        "long": knext.int64,
+        "double": knext.double,
+        "boolean": knext.bool_,
+        "image": png_image_type,
+        "string list": lambda: knext.list_(knext.string()),
+    }
+    return [knext.Column(types[kind](), name) for name, kind in columns]
 
 
 def read_pandas(table: knext.Table) -> pd.DataFrame:

@@ -92,14 +92,20 @@ def trust_servers_parameter() -> knext.BoolParameter:
     )
 
 
-def tool_policy(allow: str, deny: str, destructive: str, *, unannotated_destructive: bool = False) -> ToolPolicy:
-    """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting."""
+def tool_policy(
+    allow: str, deny: str, destructive: str, *, unannotated_destructive: bool = False, tags: str = ""
+) -> ToolPolicy:
+    """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting. ``tags``:
+    *Only tools tagged*, separated by commas."""
+    from knime_mcp.tools.tags import parse_tags
+
     mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]
     return ToolPolicy(
         allow=allow or None,
         deny=deny or None,
         destructive=mode,  # type: ignore[arg-type]
         unannotated_destructive=unannotated_destructive,
+        tags=parse_tags(tags),
     )
 
 

@@ -20,13 +20,18 @@ from nodes._agent_settings import (
     max_concurrency_parameter,
     mcp_column_parameter,
     on_limit_parameter,
+    only_tagged_parameter,
     output_cap_parameter,
+    pinned_tools_parameter,
     resources_parameter,
     sampling_max_prompt_bytes_parameter,
     sampling_max_requests_parameter,
     sampling_max_tokens_parameter,
     sampling_parameter,
+    server_instructions_parameter,
     system_message_parameter,
+    tool_budget_bytes_parameter,
+    tool_budget_parameter,
     tool_errors_parameter,
     workflow_column_parameter,
 )
@@ -101,7 +106,15 @@ class AgentPrompter:
     usable tool: so these tools are offered and named in the node warning, and *Treat unannotated tools as
     destructive* blocks them instead. Tools that can only run as MCP tasks (execution.taskSupport "required") run
     as tasks: polled at the interval the server asks for, their status shown as progress, cancelled on the server
-    when the node is cancelled; *Run long tools as tasks* runs tools that may run as tasks as tasks too.
+    when the node is cancelled; *Run long tools as tasks* runs tools that may run as tasks as tasks too. *Only tools
+    tagged* (advanced) offers only the tools carrying any of its tags (the tools table's Tags column: a server's key,
+    a tag given in the provider, read-only or destructive), without a warning line for each tool it leaves out.
+
+    **Many tools.** Up to 128 tools and 200,000 bytes of tool specs (the advanced settings *Tool search above*),
+    the model is offered every tool. A larger tools table (many servers together) is searched instead: the model is
+    offered a search tool, search_tools, which finds the tools for what it wants to do (a BM25 ranking of their
+    names, descriptions, parameters and servers), and each tool it found is offered from its next step on, under the
+    same policy, approval and log as any other. *Always offer tools (regex)* names tools offered from the start.
 
     Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
     model never to follow instructions found in it. Images returned by tools reach vision models as images.
@@ -175,6 +188,7 @@ class AgentPrompter:
     output_cap = output_cap_parameter()
     allow = allow_parameter()
     deny = deny_parameter()
+    only_tagged = only_tagged_parameter()
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
@@ -186,6 +200,10 @@ class AgentPrompter:
     sampling_max_requests = sampling_max_requests_parameter(sampling)
     resources = resources_parameter()
     tasks = tasks_parameter()
+    server_instructions = server_instructions_parameter()
+    tool_budget = tool_budget_parameter()
+    tool_budget_bytes = tool_budget_bytes_parameter()
+    pinned_tools = pinned_tools_parameter()
 
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()

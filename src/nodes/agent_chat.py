@@ -20,13 +20,18 @@ from nodes._agent_settings import (
     max_concurrency_parameter,
     mcp_column_parameter,
     on_limit_parameter,
+    only_tagged_parameter,
     output_cap_parameter,
+    pinned_tools_parameter,
     resources_parameter,
     sampling_max_prompt_bytes_parameter,
     sampling_max_requests_parameter,
     sampling_max_tokens_parameter,
     sampling_parameter,
+    server_instructions_parameter,
     system_message_parameter,
+    tool_budget_bytes_parameter,
+    tool_budget_parameter,
     tool_errors_parameter,
     workflow_column_parameter,
 )
@@ -128,6 +133,7 @@ class AgentChat:
     output_cap = output_cap_parameter()
     allow = allow_parameter()
     deny = deny_parameter()
+    only_tagged = only_tagged_parameter()
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
     trust_all_servers = trust_servers_parameter()
@@ -137,6 +143,10 @@ class AgentChat:
     sampling_max_requests = sampling_max_requests_parameter(sampling)
     resources = resources_parameter()
     tasks = tasks_parameter()
+    server_instructions = server_instructions_parameter()
+    tool_budget = tool_budget_parameter()
+    tool_budget_bytes = tool_budget_bytes_parameter()
+    pinned_tools = pinned_tools_parameter()
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()
     ask_pattern = ask_pattern_parameter()

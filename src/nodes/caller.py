@@ -42,8 +42,18 @@ class ErrorHandlingOptions(knext.EnumParameterOptions):
 class ToolSettings:
     name = knext.StringParameter(
         "Tool name",
-        "The name of the tool in the tools table (its 'Name' column). Leave empty when the table holds one tool.",
+        "The name of the tool in the tools table (its 'Name' column), or its server's own name for it where that "
+        "is one tool's among those the tags select. Leave empty when the table (or the tags) leave one tool.",
         "",
+    )
+    tags = knext.StringParameter(
+        "Tool tags",
+        "Tags separated by commas: the tool is picked among the tools of the tools table that carry any of them "
+        "(its 'Tags' column, ignoring case), e.g. a pasted configuration's server key. With an empty tool name, "
+        "the tags must leave exactly one tool; with a name, they tell tools of several servers apart. Empty: every "
+        "tool.",
+        "",
+        since_version="0.5.0",
     )
     mapping = knext.MultilineStringParameter(
         "Argument mapping (JSON)",
@@ -101,7 +111,7 @@ class CallSettings:
     "MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller"
 )
 @knext.input_table("Data", "One tool call per row; columns feed the tool's parameters.")
-@knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name.")
+@knext.input_table("Tools", "The tools table of an MCP Tool Provider; the tool is picked from it by name and tags.")
 @knext.output_table(
     "Results",
     "The input rows with the call's result: text, structured result (JSON), image (a PNG image cell), other "
@@ -110,7 +120,9 @@ class CallSettings:
 class MCPToolCaller:
     """Calls an MCP tool once for every row of a table.
 
-    Picks a tool from the tools table of an **MCP Tool Provider** and calls it for each input row, with no model
+    Picks a tool from the tools table of an **MCP Tool Provider** (by its name, its tags, or both: *Tool tags*
+    narrows the table to the tools carrying any of them, such as a pasted configuration's server key, and the name
+    picks among those, by the table's name or the server's own) and calls it for each input row, with no model
     involved: MCP servers become data sources and transformers in ordinary workflows. By default each column
     whose name is a parameter of the tool feeds it; the argument mapping can set parameters from other columns
     or fixed values. Values are converted to the type each parameter asks for (integers, numbers, booleans,
@@ -162,14 +174,15 @@ class MCPToolCaller:
         return data.append(knime_columns(result_columns(data.column_names)))
 
     def execute(self, ctx: knext.ExecutionContext, data: knext.Table, tools: knext.Table) -> knext.BatchOutputTable:
-        from knime_mcp.caller.table import call_table_sync, result_columns, select_tool
+        from knime_mcp.caller.table import call_table_sync, result_columns
+        from knime_mcp.tools.tags import parse_tags, pick_tool
 
         output = knext.BatchOutputTable.create(row_ids="keep")
         images = [name for name, kind in result_columns(data.column_names) if kind == "image"]
         notice = SignInNotice(ctx, LOGGER)
         with knime_errors(), team_seal(ctx, self.team_seal_key):
             summary = call_table_sync(
-                select_tool(_tools(tools), self.tool.name),
+                pick_tool(_tools(tools), self.tool.name, parse_tags(self.tool.tags)),
                 arrow_batches(data),
                 lambda batch: output.append(with_png_cells(batch, images)),
                 options=self._options(),

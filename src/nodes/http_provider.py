@@ -201,7 +201,7 @@ class HTTPToolProvider:
                 cancelled=ctx.is_canceled,
             )
             warn_if_insecure(ctx, {tool.server for tool in listing.tools})
-            return tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written
+            return tools_output(ctx, listing.tools, listing.notes)  # sealed as written
 
     def _auth(self) -> AuthRef | DocumentApiKey | None:
         """The API's authentication; a key whose name is left empty takes the document's (known once it is read)."""

@@ -19,6 +19,7 @@ from nodes._tool_settings import DestructiveOptions, destructive_parameter, tool
 from nodes._warnings import add_warning
 
 if TYPE_CHECKING:
+    from knime_mcp.calls.listing import ServerFailure
     from knime_mcp.config import ServerSpec
     from knime_mcp.tools.tool import MCPTool
 
@@ -43,6 +44,15 @@ class SelectionSettings:
         "Prefix for every tool name, so that tools of several servers stay apart (e.g. github → github_search).",
         "",
     )
+    tags = knext.StringParameter(
+        "Tags",
+        "Tags for every tool listed, separated by commas (e.g. github, internal): the agents' 'Only tools tagged' "
+        "and the Tool Caller's 'Tool tags' select tools by them. Each tool also carries the key of its server in a "
+        "pasted configuration (else the name prefix), the tags the configuration gives that server "
+        '("tags": ["a", "b"]), and read-only or destructive from its MCP annotations; the Tags column shows them all.',
+        "",
+        since_version="0.5.0",
+    )
     schema_mode = knext.EnumParameter(
         "Schema mode", "What the parameter schemas offered to a model may contain.", SchemaModeOptions.FULL.name,
         SchemaModeOptions,
@@ -52,8 +62,11 @@ class SelectionSettings:
 
 
 def selection_options(selection: SelectionSettings) -> dict[str, Any]:
-    """The core's shaping keywords (``shape_tools``) from the tool selection settings."""
+    """The core's listing keywords (shaping and tags) from the tool selection settings."""
+    from knime_mcp.tools.tags import parse_tags
+
     return {
+        "tags": parse_tags(selection.tags),
         "include": selection.include,
         "exclude": selection.exclude,
         "prefix": selection.prefix,
@@ -65,13 +78,9 @@ def selection_options(selection: SelectionSettings) -> dict[str, Any]:
 def output_schema() -> knext.Schema:
     """The tools table's columns, which the HTTP Tool Provider's output shares: with the *KNIME Tool* column where
     KNIME has its Tool type."""
-    from knime_mcp.tools.arrow import BOOL_COLUMNS, COLUMNS
+    from knime_mcp.tools.arrow import COLUMN_KINDS
 
-    return with_knime_tools_column(
-        knext.Schema.from_columns(
-            knime_columns((name, "boolean" if name in BOOL_COLUMNS else "string") for name in COLUMNS)
-        )
-    )
+    return with_knime_tools_column(knext.Schema.from_columns(knime_columns(COLUMN_KINDS)))
 
 
 def tools_output(ctx: knext.ExecutionContext, tools: Sequence[MCPTool], notes: Sequence[str]) -> knext.Table:
@@ -84,6 +93,12 @@ def tools_output(ctx: knext.ExecutionContext, tools: Sequence[MCPTool], notes: S
     if notes:
         add_warning(ctx, f"{len(notes)} note(s): " + " | ".join(notes))
     return knext.Table.from_pyarrow(table)
+
+
+def failed_servers_warning(failed: Sequence[ServerFailure]) -> str:
+    """The warning naming the servers of a pasted configuration that were left out, each with its reason."""
+    said = " | ".join(str(failure) for failure in failed)
+    return f"{len(failed)} server(s) left out (turn on 'Fail if any server fails' to fail instead): {said}"
 
 
 @knext.node(
@@ -132,15 +147,35 @@ class MCPToolProvider:
     cannot describe (a stdio server, OAuth, other authentication, extra headers, SSE, a task-only tool) gets a
     missing cell and is named in the warning. Without the type, the column is not there.
 
+    **Tool ID, Kind and Tags.** *Tool ID* is the same for the same tool of the same server in every run and on every
+    machine (a hash of the server's address and its own name for the tool); *Kind* is MCP (HTTP for the HTTP Tool
+    Provider's tools); *Tags* lists the server's key in a pasted configuration (else the name prefix), the tags the
+    configuration gives it ("tags": [...]), the *Tags* setting's, and read-only or destructive from the annotations.
+    The agent nodes' *Only tools tagged* and the Tool Caller's *Tool tags* select tools by them.
+
     **Roots.** *Folders the server may see (stdio)* lists the folders a stdio server is told it may work in when it
     asks (MCP roots); they travel with the tools table, so the Tool Caller and Agent Prompter offer the same ones.
     Without folders, the server is offered none.
+
+    **Several servers.** The servers of a pasted configuration are listed at once, so the node takes about as long
+    as the slowest. A server that cannot be reached, fails to sign in, times out or lists nothing usable is left out,
+    and the node's warning names it with the reason; the node fails only when every server fails, or at the first
+    failure with *Fail if any server fails* (advanced).
     """
 
     pasted_config = pasted_config_parameter(
         "Every server in it is listed into the one table, each tool name prefixed by the server's key."
     )
     team_seal_key = team_seal_key_parameter()  # before the groups, as KNIME's node description lists it
+    fail_on_server_failure = knext.BoolParameter(
+        "Fail if any server fails",
+        "With several servers (a pasted configuration): fail when any of them cannot be reached, fails to sign in, "
+        "times out or lists nothing usable. Off: such a server is left out and the node's warning names it with the "
+        "reason; the node fails only when every server fails.",
+        False,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -153,6 +188,7 @@ class MCPToolProvider:
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
         from knime_mcp.calls.listing import list_servers_tools
+        from knime_mcp.config.pasted import pasted_tags
         from knime_mcp.mcp.sync import run_sync
 
         with knime_errors(), team_seal(ctx, self.team_seal_key):
@@ -164,5 +200,11 @@ class MCPToolProvider:
             else:
                 spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
                 servers = {None: spec}
-            listing = run_sync(list_servers_tools, servers, **selection_options(self.selection), **connection)
+            server_tags = pasted_tags(self.pasted_config) if self.pasted_config.strip() else None
+            listing = run_sync(
+                list_servers_tools, servers, strict=self.fail_on_server_failure, server_tags=server_tags,
+                **selection_options(self.selection), **connection,
+            )  # fmt: skip
+            if listing.failed:
+                add_warning(ctx, failed_servers_warning(listing.failed))
             return tools_output(ctx, listing.tools, listing.notes)  # sealed as the table is written

@@ -1,10 +1,12 @@
 /**
  * The chat: renders the session's events (see src/nodes/_chat_service.py) and sends what the person does through
- * the data service: init, send, poll, stop, decide, answer_form. While a turn runs it polls for new events.
+ * the data service: init, send, poll, stop, decide, answer_form, and instructions (the servers' own words, shown on
+ * request). While a turn runs it polls for new events.
  */
 import { approvalCard, endToolCard, signInCard, toolCard } from "./cards.js";
 import { el } from "./dom.js";
 import { formCard } from "./forms.js";
+import { instructionsList } from "./instructions.js";
 import { renderMarkdown } from "./markdown.js";
 
 const POLL_MS = 250;
@@ -38,6 +40,22 @@ export class ChatView {
       }
     });
     this.stopButton.addEventListener("click", () => this.stop());
+    this.instructions = root.querySelector(".instructions");
+    this.instructionsToggle = root.querySelector(".instructions-toggle");
+    this.instructionsToggle.addEventListener("click", () => this.toggleInstructions());
+  }
+
+  /** Shows what the servers say about themselves, asked for afresh each time it opens; a second click hides it. */
+  async toggleInstructions() {
+    const opening = this.instructions.hidden;
+    this.instructionsToggle.setAttribute("aria-expanded", String(opening));
+    if (!opening) {
+      this.instructions.hidden = true;
+      return;
+    }
+    this.instructions.replaceChildren(el("p", { class: "none" }, "Asking the servers…"));
+    this.instructions.hidden = false;
+    this.instructions.replaceChildren(...instructionsList(await this.call("instructions")));
   }
 
   async start() {

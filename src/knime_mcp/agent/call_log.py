@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from knime_mcp.calls.dispatch import CallRecord
 from knime_mcp.columns import ColumnKind, arrow_type
+from knime_mcp.tools.tool import KIND_LABELS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["LOG_COLUMNS", "TOOLS_CHANGED", "ToolCallLogEntry", "log_table", "tools_changed_entry"]
 
-_KINDS = {"mcp": "MCP", "http": "HTTP", "workflow": "workflow"}
+_KINDS = {**KIND_LABELS, "search": "tool search"}
+"""The log's *Kind* of each call record's kind: a tools table's (its *Kind* column), and the agent's own."""
 
 TOOLS_CHANGED = "tools/list_changed"
 """The *Tool* of the tool-call log's note that a server's tools changed during the run."""
@@ -68,7 +70,8 @@ class ToolCallLogEntry:
 
     @property
     def kind(self) -> str:
-        """``MCP``, ``HTTP``, ``workflow``, or ``unknown`` for a name no tool has."""
+        """``MCP``, ``HTTP``, ``workflow``, ``resource``, ``tool search`` (the agent's search for tools), or ``unknown``
+        for a name no tool has."""
         return _KINDS.get(self.record.kind, self.record.kind)
 
     @property

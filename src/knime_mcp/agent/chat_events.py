@@ -4,7 +4,8 @@ Layer: core (agent), below :mod:`knime_mcp.agent.chat_session`, which writes the
 (the chat view's data service, ``knime-mcp chat``) reads them from its own thread with :meth:`EventLog.after`.
 :class:`TurnEvents` hears the answer stream and is the toolset's :class:`~knime_mcp.agent.toolset.ToolHooks`: it
 turns each call's start and end into ``tool_start`` and ``tool_end`` events (arguments redacted, images as PNG data
-URLs, secrets scrubbed) and keeps the calls in flight, which a stopped turn ends as ``cancelled``; a running call's
+URLs, secrets scrubbed; a result shows the parts its server meant for the person, not those for the model only)
+and keeps the calls in flight, which a stopped turn ends as ``cancelled``; a running call's
 progress and an MCP task's status messages come as ``progress`` events.
 
     log = EventLog()
@@ -221,14 +222,17 @@ class TurnEvents(CallTracker):
 
     def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
         super().ended(entry, result)
-        text = scrub(result.text, self._secrets) if result is not None else entry.error or ""
+        text, images = entry.error or "", []
+        if result is not None:
+            shown = result.for_audience("user")
+            text, images = scrub(_person_text(result, shown), self._secrets), _png_urls(shown)
         self._log.add(
             "tool_end",
             call_id=entry.tool_call_id,
             status=entry.status,
             duration_ms=entry.duration_ms,
             text=text,
-            images=_png_urls(result),
+            images=images,
         )
 
     def stop(self) -> list[ToolCallLogEntry]:
@@ -248,13 +252,20 @@ def _server(origin: MCPTool | LocalTool | None) -> str:
     return origin.server.display_name if isinstance(origin, MCPTool) else ""
 
 
-def _png_urls(result: ToolResult | None) -> list[str]:
+def _person_text(result: ToolResult, shown: ToolResult) -> str:
+    """The text a person sees of ``result``: the parts for them, and a note on the parts for the model only."""
+    hidden = len(result.content) - len(shown.content)
+    note = f"[{hidden} part(s) for the assistant only are not shown here; the tool-call log keeps them.]"
+    return "\n".join(filter(None, [shown.text, note if hidden else ""]))
+
+
+def _png_urls(result: ToolResult) -> list[str]:
     """The result's images as PNG data URLs; an image that is no image is left out (its call's text says what
     the server sent, and the log keeps it)."""
     from knime_mcp.tools.images import ImageError, to_png
 
     urls = []
-    for part in result.content if result is not None else ():
+    for part in result.content:
         if isinstance(part, ImagePart):
             try:
                 urls.append("data:image/png;base64," + base64.b64encode(to_png(part)).decode("ascii"))

@@ -18,6 +18,9 @@ own threads and read what happened as numbered events (:mod:`knime_mcp.agent.cha
 - An OAuth sign-in link becomes a ``sign_in`` event, which the person opens (no browser opens by itself, unless
   ``open_browser``: the terminal's chat).
 - The conversation so far (``history``) comes first, as the events a page shows when it opens again.
+- Before each turn, the tools the servers changed since the last one are offered (a change they announced, or a
+  tool list past the lifetime its server gave it, :mod:`knime_mcp.agent.tool_changes`).
+- :meth:`ChatSession.instructions` is what the servers say about themselves, for a person who asks.
 
     with ChatSession(model, tools, config=AgentConfig()) as chat:
         chat.send("What is 2 + 3?")
@@ -225,6 +228,14 @@ class ChatSession(AbstractContextManager["ChatSession"]):
             raise ConfigError(f"Unknown form action {action!r}.", hint=f"Use one of {', '.join(_ACTIONS)}.")
         self._open_portal().call(self._give_form_answer, form_id, action, content)
 
+    def instructions(self) -> list[dict[str, Any]]:
+        """What the servers say about themselves (``server`` and ``text``, capped, and whether it was ``cut``), for
+        a person who asks: every server of the chat's tools when the model is given it (their sessions open now if
+        no turn opened them), else the servers connected so far."""
+        portal = self._open_portal()
+        assert self._parts is not None
+        return [item.to_dict() for item in portal.call(self._parts.instructions)]
+
     def run(self) -> AgentRun:
         """The conversation and the tool-call log so far, for a node's outputs."""
         with self._lock:
@@ -260,6 +271,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
 
     async def _answer(self, parts: AgentParts) -> None:
         try:
+            await parts.toolset.follow_tool_changes()
             await parts.agent.run()
             self._turn_events.answered()
         except McpToolError as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from knime_mcp.agent.approval import NO_APPROVAL, ApprovalPolicy
+from knime_mcp.agent.tool_budget import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
 from knime_mcp.calls.dispatch import RetryPolicy
 from knime_mcp.config import DEFAULT_SERVER_REQUESTS, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
@@ -16,8 +17,8 @@ from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 
 __all__ = [
-    "DEFAULT_AGENT_RETRY", "DEFAULT_ITERATION_LIMIT", "DEFAULT_MAX_CONCURRENCY", "AgentConfig", "ErrorMode",
-    "LimitMode", "ToolErrorMode",
+    "DEFAULT_AGENT_RETRY", "DEFAULT_ITERATION_LIMIT", "DEFAULT_MAX_CONCURRENCY", "MAX_OFFERED_SPEC_BYTES",
+    "MAX_OFFERED_TOOLS", "AgentConfig", "ErrorMode", "LimitMode", "ToolBudget", "ToolErrorMode",
 ]  # fmt: skip
 
 DEFAULT_ITERATION_LIMIT = 25
@@ -78,9 +79,17 @@ class AgentConfig:
     approval: ApprovalPolicy = NO_APPROVAL
     """Which calls wait for a person's approval (:mod:`knime_mcp.agent.approval`); by default none."""
 
+    tool_budget: ToolBudget = ToolBudget()
+    """How many tools the model is offered at once; more tools than that are searched (:class:`ToolBudget`)."""
+
     tasks: bool = False
     """Run tools that may run as MCP tasks (``execution.taskSupport`` "optional") as tasks; tools that must
     (``"required"``) always do (:mod:`knime_mcp.mcp.tasks`)."""
+
+    server_instructions: bool = True
+    """Give the model what each server of the offered tools says about itself (its ``instructions``), fenced as the
+    server's words in the system message (:mod:`knime_mcp.agent.server_guidance`); their sessions then open as the
+    run starts rather than on their first call."""
 
     @property
     def asks_about_blocked_destructive(self) -> bool:

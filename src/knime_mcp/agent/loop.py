@@ -22,7 +22,7 @@ langchain, the MCP client and the toolset load when a run starts.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from knime_mcp.agent.approval import ApprovalRequest, Approver
     from knime_mcp.agent.call_log import ToolCallLogEntry
     from knime_mcp.agent.data import DataRepository
+    from knime_mcp.agent.server_guidance import ServerInstructions
     from knime_mcp.agent.toolset import AgentToolset, ToolHooks, ToolTurn
     from knime_mcp.calls.dispatch import LocalTool, ToolProgress
     from knime_mcp.conversation import Conversation
@@ -101,9 +102,12 @@ class Agent:
         progress: ProgressCallback | None = None,
         secrets: Sequence[str | None] = (),
         stream: TextListener | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """``stream`` hears the answers' text as it is generated (the chat); without it each answer comes whole."""
+        """``stream`` hears the answers' text as it is generated (the chat); without it each answer comes whole.
+        ``prepare`` runs as each run starts (the servers' instructions join the system message the first time)."""
         self._model = model
+        self._prepare = prepare
         self._stream = stream
         self._specs: list[dict[str, Any]] | None = None
         self._with_tools = model
@@ -119,6 +123,8 @@ class Agent:
         from knime_mcp.conversation import awaiting_message
 
         limit = self._config.iteration_limit
+        if self._prepare is not None:
+            await self._prepare()
         # Calls left awaiting approval by an earlier run are answered first (turn 0), without asking the model.
         if (pending := awaiting_message(self._conversation.messages)) and not await self._reply(pending, 0):
             return
@@ -189,7 +195,7 @@ class AgentRun:
 
     warnings: list[str] = field(default_factory=list)
     """MCP tools the model was not offered and why, offered tools without annotations (see
-    :meth:`ToolPolicy.offer`), and the tools over the cap on what is offered (see
+    :meth:`ToolPolicy.offer`), and the pinned tools over the tool budget (see
     :attr:`~knime_mcp.agent.toolset.AgentToolset.warnings`), for a node warning; they are logged as warnings too (the
     CLI's stderr)."""
 
@@ -208,6 +214,8 @@ class AgentParts(NamedTuple):
     toolset: AgentToolset
     warnings: list[str]
     """See :attr:`AgentRun.warnings`."""
+    instructions: Callable[[], Awaitable[list[ServerInstructions]]]
+    """What the servers say about themselves (a chat shows it on request): :meth:`ServerGuidance.listed`."""
 
 
 @asynccontextmanager
@@ -235,6 +243,7 @@ async def assembled(
     other arguments are :func:`run_agent`'s."""
     from knime_mcp.agent.approval_gate import ApprovalGate
     from knime_mcp.agent.resource_tools import resource_tools, table_servers
+    from knime_mcp.agent.server_guidance import ServerGuidance
     from knime_mcp.agent.tool_changes import ToolWatch
     from knime_mcp.agent.toolset import AgentToolset
     from knime_mcp.calls.dispatch import Dispatcher
@@ -247,7 +256,8 @@ async def assembled(
     servers = table_servers(tools) if config.resources else {}
     # Blocked tools are not offered at all: a model offered one only wastes turns calling it (the dispatcher would
     # refuse the call anyway).
-    offer = config.policy.offer(tool for tool in tools if isinstance(tool, MCPTool))
+    table = [tool for tool in tools if isinstance(tool, MCPTool)]
+    offer = config.policy.offer(table)
     for line in offer.warnings:
         _logger.warning("%s", line)
     offered = {id(tool) for tool in offer.tools}
@@ -285,14 +295,20 @@ async def assembled(
             output_cap=config.output_cap,
             data=data,
             secrets=list(filter(None, secrets)),
-            watch=ToolWatch(pool, config.policy),
+            watch=ToolWatch(pool, config.policy, table),
             hooks=hooks,
             approvals=ApprovalGate(config.approval, approver),
+            budget=config.tool_budget,
         )
         for line in [*left_out, *toolset.warnings]:
             _logger.warning("%s", line)
-        agent = Agent(model, conversation, toolset, config, progress=progress, secrets=secrets, stream=stream)
-        yield AgentParts(agent, conversation, toolset, [*offer.warnings, *left_out, *toolset.warnings])
+        guidance = ServerGuidance(pool, tools, conversation, give_model=config.server_instructions)
+        agent = Agent(
+            model, conversation, toolset, config, progress=progress, secrets=secrets, stream=stream,
+            prepare=guidance.ready,
+        )  # fmt: skip
+        warnings = [*offer.warnings, *left_out, *toolset.warnings]
+        yield AgentParts(agent, conversation, toolset, warnings, guidance.listed)
 
 
 async def run_agent(

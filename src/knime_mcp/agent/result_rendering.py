@@ -4,7 +4,8 @@ Layer: core, below :mod:`knime_mcp.agent.toolset`, which fences and caps the tex
 conversation. Every content kind has its text (``assert_never`` keeps it so): text and text resources as they are,
 images by number (within :data:`~knime_mcp.tools.truncate.MAX_IMAGES_PER_RESULT` and the output cap, see
 :func:`~knime_mcp.tools.truncate.cap_image`), and what the model cannot take (audio, binary resources) as a note; the
-whole result stays in the tool-call log.
+whole result stays in the tool-call log. Parts the server meant for the person only (``annotations.audience`` of
+``["user"]``) never reach the model: a chat shows them, and the log keeps them.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ __all__ = ["images_message", "render_result"]
 
 
 def render_result(result: ToolResult, images: list[ImagePart], first_image: int) -> str:
-    """The result as text for the model; images are collected into ``images`` and referred to by number."""
+    """The result as text for the model, without the parts meant for the person only; images are collected into
+    ``images`` and referred to by number."""
     texts = []
-    for part in result.content:
+    mine = result.for_audience("assistant")
+    for part in mine.content:
         match part:
             case TextPart():
                 texts.append(part.text)
@@ -42,7 +45,12 @@ def render_result(result: ToolResult, images: list[ImagePart], first_image: int)
                 assert_never(part)
     if not texts and result.structured is not None:
         texts.append(json.dumps(result.structured, ensure_ascii=False))
+    if len(mine.content) < len(result.content):
+        texts.append(_FOR_THE_PERSON.format(len(result.content) - len(mine.content)))
     return "\n".join(texts)
+
+
+_FOR_THE_PERSON = "[{} part(s) of the result were meant for the user only: they are shown to the user, not to you.]"
 
 
 def _offer_image(part: ImagePart, images: list[ImagePart], first_image: int) -> str:

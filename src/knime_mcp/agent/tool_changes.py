@@ -7,21 +7,27 @@ Layer: core, between the agent's toolset (above) and the run's :class:`~knime_mc
 clients count the notifications (:attr:`~knime_mcp.mcp.client.McpClient.tool_list_changes`). Notifications alone
 miss changes: an SDK server on the 2026-07-28 protocol drops the ``list_changed`` an ``mcp`` 1.x-style tool sends
 during a call, and one sent on another stream may arrive after the call's result; so a server that declared
-``tools.listChanged`` is listed again after every model message whose calls reached it.
+``tools.listChanged`` is listed again after every model message whose calls reached it. A server whose last listing
+gave it a lifetime (``ttlMs``, protocol 2026-07-28) is listed again once that has passed, at the next look: after a
+model message's calls, and before each turn of a chat (:meth:`ToolWatch.follow` with nothing called), so a long chat
+sees a changed list without a notification; a listing without one (or 0) changes nothing, and no server is listed
+again on every turn.
 
 Tools that stay keep the names the tools table gave them; a tool listed again with other annotations (or task
 support) takes the new ones and is judged again by the run's :class:`~knime_mcp.tools.policy.ToolPolicy`, and is no
 longer offered when the policy blocks it now (a tool that turned destructive). New tools are named as the server's
-other tools are (with their prefix, when they share one) and offered only if the policy allows them; tools the
-server no longer lists are no longer offered. A tool is new when the server's previous listing lacked it: the tools
-table may hold only some of a server's tools (the person chose them in the provider), so every server is listed as
-its session opens, before the run's first call reaches it, and the tools the table left out stay out. Every server:
-one that never declared ``tools.listChanged`` may notify all the same (``mcp`` 1.x servers declare it false and
-notify when a tool adds another), and its new tool must be told from the ones the table left out. Only a server whose
-first listing failed gets no new tool from the first listing that works, as none can be told from those. A listed
-tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
+other tools are (with their prefix, when they share one), carry the tags a person gave all of them (the server's
+key, a configuration's and the provider's tags, so that a run offering only tools tagged so offers them too; never
+``read-only`` or ``destructive``, which their own annotations give) and are offered only if the policy allows them;
+tools the server no longer lists are no longer offered. A tool is new when the server's previous listing lacked it:
+the tools table may hold only some of a server's tools (the person chose them in the provider), so every server is
+listed as its session opens, before the run's first call reaches it, and the tools the table left out stay out.
+Every server: one that never declared ``tools.listChanged`` may notify all the same (``mcp`` 1.x servers declare it
+false and notify when a tool adds another), and its new tool must be told from the ones the table left out. Only a
+server whose first listing failed gets no new tool from the first listing that works, as none can be told from
+those. A listed tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
 
-    watch = ToolWatch(pool, policy)      # lists each server as its session opens
+    watch = ToolWatch(pool, policy, table)  # lists each server as its session opens
     tools, changes = await watch.follow(tools, called={tool.server})
 """
 
@@ -36,6 +42,7 @@ from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import McpToolError
 from knime_mcp.tools.names import prefix_tools
 from knime_mcp.tools.policy import ToolPolicy
+from knime_mcp.tools.tags import given_tags, tag_tools
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
@@ -78,9 +85,12 @@ class ToolWatch:
     """Re-lists the tools of every server of the run that said its tool list changed since the last look, or that
     may change it and was called."""
 
-    def __init__(self, pool: ClientPool, policy: ToolPolicy) -> None:
+    def __init__(self, pool: ClientPool, policy: ToolPolicy, table: Sequence[MCPTool]) -> None:
+        """``table``: the tools the run was given, before the policy chose among them, whose tags a server's new
+        tools take."""
         self._pool = pool
         self._policy = policy
+        self._table = list(table)
         self._seen: dict[McpClient, int] = {}
         """Per client, the notifications already followed."""
         self._listed_names: dict[McpClient, set[str]] = {}
@@ -96,13 +106,13 @@ class ToolWatch:
         self, tools: Sequence[MCPTool | LocalTool], called: Collection[ServerSpec] = ()
     ) -> tuple[list[MCPTool | LocalTool], list[ToolChange]]:
         """The tool set after the changes the servers announced, or made during a call to one of the ``called``
-        servers, and what changed; ``tools`` as they are when nothing changed."""
+        servers, or that their listings' lifetimes allow; what changed; ``tools`` as they are when nothing changed."""
         current = list(tools)
         changes: list[ToolChange] = []
         for client in self._pool.clients:
             count = client.tool_list_changes
             announced = count != self._seen.get(client, 0)
-            if not announced and not (client.tools_may_change and client.spec in called):
+            if not announced and not client.tools_stale and not (client.tools_may_change and client.spec in called):
                 continue
             self._seen[client] = count
             fresh = await self._listed(client)
@@ -133,7 +143,9 @@ class ToolWatch:
         # out: this listing is only the start
         known = self._listed_names.get(client, set(listed)) | {tool.tool_name for tool in mine}
         self._listed_names[client] = set(listed)
-        offer = self._policy.offer(prefix_tools([t for t in fresh if t.tool_name not in known], _prefix(mine)))
+        given = given_tags(tool for tool in self._table if tool.server == client.spec)
+        new = tag_tools(prefix_tools([t for t in fresh if t.tool_name not in known], _prefix(mine)), given)
+        offer = self._policy.offer(new)
         for line in offer.warnings:
             logger.warning("%s", line)
         kept: list[MCPTool | LocalTool] = []

@@ -10,8 +10,8 @@ timeouts, exceptions, ``isError`` results) become error tool messages the model 
 stop the run is the agent's policy. Every result, and every tool's description, is fenced as untrusted data; images go
 to the model as image content, within the output cap (:mod:`knime_mcp.agent.result_rendering` turns a result into text
 and images). Every call becomes an entry of the tool-call log (:mod:`knime_mcp.agent.call_log`, re-exported here).
-The model is offered the tools in table order up to :data:`MAX_OFFERED_TOOLS` and :data:`MAX_OFFERED_SPEC_BYTES`;
-:attr:`AgentToolset.warnings` names the rest.
+What the model is offered is :class:`~knime_mcp.agent.tool_offer.ToolOffer`'s: every tool when they fit the tool
+budget, else a search tool, the pinned tools and the tools found.
 
 With a :class:`~knime_mcp.agent.data.DataRepository`, the records in an MCP result's structured content (a JSON array of
 objects, or an object holding one) also become a table of the repository, so a later workflow tool can take it. The
@@ -26,7 +26,6 @@ output, so that no output is long enough to hide them. KNIME workflow tools are 
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Collection, Sequence
@@ -39,14 +38,15 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, AskedCall, denial, edited_note
 from knime_mcp.agent.call_log import ToolCallLogEntry, tools_changed_entry
+from knime_mcp.agent.config import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.agent.result_rendering import images_message, render_result
+from knime_mcp.agent.tool_offer import SEARCH_KIND, ToolOffer
 from knime_mcp.agent.workflow import WORKFLOW_EXECUTION_HINTS, workflow_tools
 from knime_mcp.calls.dispatch import CallOutcome, CallRecord, CallStatus, Dispatcher, LocalTool
 from knime_mcp.errors import McpToolError, ToolCallError, scrub
 from knime_mcp.redaction import redact, redact_text
 from knime_mcp.tools.fences import between_fences, new_fence
-from knime_mcp.tools.names import ToolNameMap
 from knime_mcp.tools.results import ImagePart, ToolResult
 from knime_mcp.tools.tool import MCPTool
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, cap_text
@@ -67,17 +67,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-MAX_OFFERED_TOOLS = 128
-"""Tools offered to the model per request, the first in table order: OpenAI's chat API refuses more, and models
-choose worse among many."""
-
-MAX_OFFERED_SPEC_BYTES = 200_000
-"""UTF-8 bytes of the specs (name, fenced description, schema as JSON) of the tools offered, about 50,000 tokens:
-every model request carries them, so a large tool set would crowd out the conversation and cost on every turn."""
-
-_LISTED_LEFT_OUT = 20
-"""Tools named in the warning about tools over the cap; the KNIME log names them all."""
 
 
 class ToolTurn(NamedTuple):
@@ -134,9 +123,10 @@ class AgentToolset:
         watch: ToolWatch | None = None,
         hooks: ToolHooks | None = None,
         approvals: ApprovalGate | None = None,
+        budget: ToolBudget | None = None,
     ) -> None:
         """``watch``: follows the servers' tool list changes after every model message's calls; ``approvals``: asks
-        before the calls its policy names."""
+        before the calls its policy names; ``budget``: how many tools the model is offered before it searches."""
         self._dispatcher = dispatcher
         self._approvals = approvals
         self.awaiting: list[ApprovalRequest] = []
@@ -148,8 +138,10 @@ class AgentToolset:
         """One lock per server for the calls of its tools that may write."""
         self._fence = new_fence()
         self._tools = list(tools)
-        self.warnings = self._offer()
-        """The tools over :data:`MAX_OFFERED_TOOLS` or :data:`MAX_OFFERED_SPEC_BYTES`, for a node warning."""
+        self._offer = ToolOffer(self._tools, self._fence, budget or ToolBudget())
+        """Every tool by its model-facing name, and what the model is offered of them."""
+        self.warnings = self._offer.warnings
+        """The pinned tools over the tool budget, for a node warning."""
         self._output_cap = output_cap
         self._data = data
         self._secrets = tuple(secrets)
@@ -157,21 +149,11 @@ class AgentToolset:
         neither the model nor the log."""
         self.log: list[ToolCallLogEntry] = []
 
-    def _offer(self) -> list[str]:
-        """Offer the tools up to the cap; the warnings name the tools over it."""
-        named = ToolNameMap([(tool.name, tool) for tool in self._tools]).items()
-        specs = [_spec(name, tool, self._fence) for name, tool in named]
-        offered = _offered_count(specs)
-        self._specs = specs[:offered]
-        # Only the offered tools can be called: the model knows no others, and an unknown-tool hint lists these.
-        self._names: ToolNameMap[MCPTool | LocalTool] = ToolNameMap(named[:offered])
-        return _over_the_cap_warnings([name for name, _ in named[offered:]], offered)
-
     @property
     def specs(self) -> list[dict[str, Any]]:
         """The offered tools in OpenAI function format, for ``bind_tools``; parameters are each tool's parameter
         schema, the description is fenced as tool output is."""
-        return list(self._specs)
+        return self._offer.specs
 
     async def execute(self, message: AIMessage, turn: int) -> ToolTurn:
         """Run the message's tool calls, at most ``max_concurrency`` at once, and reply to each in call order."""
@@ -187,7 +169,7 @@ class AgentToolset:
             # The server's write lock before a slot: a call waiting for the lock holds no slot a read could use.
             async with self._turn(call), self._limiter:
                 if self._hooks is not None:
-                    origin = self._names.resolve(call.name) if call.name in self._names else None
+                    origin = self._offer.resolve(call.name) if call.name in self._offer else None
                     self._hooks.started(turn, call.id, call.name, origin, call.arguments)
                 replies[index] = reply = await self._run(call, turn, approvals.decided.get(index))
                 if self._hooks is not None:
@@ -198,6 +180,7 @@ class AgentToolset:
                 group.start_soon(run, index, call)
         done = [reply for reply in replies if reply is not None]
         self.log.extend(self._scrubbed(reply.entry) for reply in done)
+        self._offer.called([call.name for call in calls])
         await self._follow_tool_changes(turn, self._servers(calls))
         # A denial is a person's decision for the model to work with, not a failure that stops the run.
         errors = [reply.error for reply in done if reply.error is not None and reply.entry.status != "denied"]
@@ -205,21 +188,26 @@ class AgentToolset:
 
     def _turn(self, call: _Call) -> AbstractAsyncContextManager[object]:
         """What a call waits for before it runs: its server's write lock if its tool may write, else nothing."""
-        tool = self._names.resolve(call.name) if call.name in self._names else None
+        tool = self._offer.resolve(call.name) if call.name in self._offer else None
         if isinstance(tool, MCPTool) and not tool.annotations.concurrency_safe:
             return self._writing.setdefault(tool.server, anyio.Lock())
         return nullcontext()
 
     def _callable(self, calls: list[_Call]) -> list[AskedCall]:
         """The calls that can be made as sent, with their places in the message, to ask about: the others are
-        refused anyway."""
-        named = [(place, call) for place, call in enumerate(calls) if call.problem is None and call.name in self._names]
-        return [(place, call.id, call.name, self._names.resolve(call.name), call.arguments) for place, call in named]
+        refused anyway, and a tool search reaches nothing outside this process (it reads the tools' index)."""
+        named = [(place, call) for place, call in enumerate(calls) if call.problem is None and call.name in self._offer]
+        tools = [(place, call, self._offer.resolve(call.name)) for place, call in named]
+        return [
+            (place, call.id, call.name, tool, call.arguments)
+            for place, call, tool in tools
+            if not (isinstance(tool, LocalTool) and tool.kind == SEARCH_KIND)
+        ]
 
     async def _run(self, call: _Call, turn: int, approval: tuple[Decision, ApprovalRecord] | None = None) -> _Reply:
         started = time.perf_counter()
         try:
-            tool = self._names.resolve(call.name)
+            tool = self._offer.resolve(call.name)
         except ToolCallError as exc:
             return self._refused(call, turn, "unknown", None, "unknown_tool", exc, started)
         server = tool.server.display_name if isinstance(tool, MCPTool) else None
@@ -249,8 +237,13 @@ class AgentToolset:
 
     def _servers(self, calls: list[_Call]) -> set[ServerSpec]:
         """The MCP servers the calls reached."""
-        tools = [self._names.resolve(call.name) for call in calls if call.name in self._names]
+        tools = [self._offer.resolve(call.name) for call in calls if call.name in self._offer]
         return {tool.server for tool in tools if isinstance(tool, MCPTool)}
+
+    async def follow_tool_changes(self) -> None:
+        """Before a chat's next turn: offer what the servers changed since the last look (said so, or listings past
+        their lifetime), noted in the log as turn 0."""
+        await self._follow_tool_changes(0, set())
 
     async def _follow_tool_changes(self, turn: int, called: set[ServerSpec]) -> None:
         """Offer the new tool sets of the servers that said their tools changed, or may have changed them during
@@ -259,7 +252,7 @@ class AgentToolset:
             return
         self._tools, changes = await self._watch.follow(self._tools, called)
         if changes:
-            self._offer()
+            self._offer.update(self._tools)
             self.log.extend(tools_changed_entry(change, turn) for change in changes)
 
     def _records(self, call: _Call, reply: _Reply) -> list[DataTable]:
@@ -327,42 +320,6 @@ class AgentToolset:
         from tool output too), between tags carrying this run's random fence value (which tool output cannot forge)."""
         text, _ = cap_text(scrub(text, self._secrets), self._output_cap)
         return between_fences("tool-output", f"{text}\n\n{note}" if note else text, self._fence, tool=tool)
-
-
-def _spec(name: str, tool: MCPTool | LocalTool, fence: str) -> dict[str, Any]:
-    description = tool.description
-    if isinstance(tool, MCPTool):
-        source = "MCP server" if tool.http is None else "HTTP API"
-        origin = f"(Tool {tool.tool_name!r} of {source} {tool.server.display_name!r}.)"
-        description = f"{description}\n{origin}" if description else origin
-    description = between_fences("tool-description", description, fence, tool=name) if description else ""
-    schema = tool.parameter_schema or {}
-    parameters = schema if schema.get("type") == "object" else {"type": "object", "properties": {}}
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
-
-
-def _offered_count(specs: Sequence[dict[str, Any]]) -> int:
-    """How many specs, from the first, fit :data:`MAX_OFFERED_TOOLS` and :data:`MAX_OFFERED_SPEC_BYTES`."""
-    total = 0
-    for count, spec in enumerate(specs[:MAX_OFFERED_TOOLS]):
-        total += len(json.dumps(spec, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
-        if total > MAX_OFFERED_SPEC_BYTES:
-            return count
-    return min(len(specs), MAX_OFFERED_TOOLS)
-
-
-def _over_the_cap_warnings(left_out: Sequence[str], offered: int) -> list[str]:
-    """One line naming the tools over the cap (the first few; the log names all), and why; none when all fit."""
-    if not left_out:
-        return []
-    logger.info("Tools not offered to the model, over the cap: %s", ", ".join(left_out))
-    listed = ", ".join(map(repr, left_out[:_LISTED_LEFT_OUT]))
-    more = f" and {len(left_out) - _LISTED_LEFT_OUT:,} more" if len(left_out) > _LISTED_LEFT_OUT else ""
-    return [
-        f"Not offered to the model: {len(left_out):,} tools after the first {offered:,} in table order "
-        f"({listed}{more}): a model is offered at most {MAX_OFFERED_TOOLS} tools with at most "
-        f"{MAX_OFFERED_SPEC_BYTES:,} bytes of specs; filter the tools table or use the allow-list to choose them"
-    ]
 
 
 def _calls(message: AIMessage) -> list[_Call]:

@@ -20,7 +20,7 @@ remaining rows fail fast with its error instead of each waiting for a connection
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -49,7 +49,6 @@ __all__ = [
     "call_table",
     "call_table_sync",
     "result_columns",
-    "select_tool",
 ]
 
 DEFAULT_CONCURRENCY = 4
@@ -119,22 +118,6 @@ class CallSummary:
     rows: int
     errors: int
     batches: int
-
-
-def select_tool(tools: Sequence[MCPTool], name: str) -> MCPTool:
-    """The tool called ``name`` among ``tools`` (a tools table, a server's list); no name: the only tool."""
-    listed = ", ".join(repr(tool.name) for tool in tools) or "none"
-    if not name.strip():
-        if len(tools) == 1:
-            return tools[0]
-        raise ConfigError("Choose the tool to call.", hint=f"Available tools: {listed}.")
-    for tool in tools:
-        if tool.name == name.strip():
-            return tool
-    raise ConfigError(
-        f"There is no tool {name.strip()!r}.",
-        hint=f"Available tools: {listed}. Check the name, and the provider's filter and prefix settings.",
-    )
 
 
 class _Run:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from knime_mcp.agent.tool_budget import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
 from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver, warn_unasked
 from knime_mcp.cli.catalog import print_json
 from knime_mcp.cli.policy_options import add_policy_options, tool_policy
-from knime_mcp.cli.servers import SignInPrompt, add_task_option, configured_servers, server_spec
+from knime_mcp.cli.servers import SignInPrompt, add_task_option, configured_servers, configured_tags, server_spec
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
+from knime_mcp.cli.tools_listing import add_strict_option, print_failures
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
 from knime_mcp.llm.chat_model import DEFAULT_REQUEST_TIMEOUT, PROVIDERS, ChatModelConfig
@@ -47,16 +50,27 @@ class AgentSetup(NamedTuple):
     model: ChatModelConfig
     api_key: str | None
     config: AgentConfig
+    strict: bool
+    """``--strict``: a server that fails fails the run, instead of being left out and named on ``err``."""
+    err: TextIO
+    server_tags: Mapping[str, Sequence[str]]
+    """The ``"tags"`` ``--config`` gives each of its servers, by their keys."""
 
     async def tools(self, show: SignInPrompt) -> list[MCPTool]:
-        """The tools of the servers, then those of the tools files and OpenAPI documents; with several named
-        servers (those of ``--config``), each name prefixed by its server's key, as ``tools --config`` names them."""
-        from knime_mcp.calls.listing import list_server_tools
+        """The tools of the servers, listed at once as ``tools --config`` lists them, then those of the tools files
+        and OpenAPI documents; with several named servers (those of ``--config``), each name prefixed by its
+        server's key, as ``tools --config`` names them, and tagged as it tags them."""
+        from knime_mcp.calls.listing import list_servers_tools
 
         tools: list[MCPTool] = []
-        for spec in self.specs:
-            key = spec.name if len(self.specs) > 1 else None  # a server of --config has its key as its name
-            tools += (await list_server_tools(spec, prefix=key or "", show_sign_in=show)).tools
+        if self.specs:
+            several = len(self.specs) > 1  # a server of --config has its key as its name
+            servers = [(spec.name if several else None, spec) for spec in self.specs]
+            listing = await list_servers_tools(
+                servers, server_tags=self.server_tags, show_sign_in=show, strict=self.strict
+            )
+            print_failures(listing.failed, self.err)
+            tools += listing.tools
         if self.files is not None:
             tools += await self.files.file_tools()
         return tools
@@ -107,7 +121,31 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
     )
+    agent.add_argument(
+        "--tool-budget",
+        type=int,
+        metavar="N",
+        help=f"the most tools offered to the model at once (default: {MAX_OFFERED_TOOLS}); with more, the model "
+        "searches them",
+    )
+    agent.add_argument(
+        "--tool-budget-bytes",
+        type=int,
+        metavar="BYTES",
+        help=f"the most bytes of tool specs offered at once (default: {MAX_OFFERED_SPEC_BYTES:,}); with more, the "
+        "model searches them",
+    )
+    agent.add_argument(
+        "--pin", metavar="REGEX", help="tools always offered when the model searches: those whose name it finds"
+    )
+    agent.add_argument(
+        "--no-server-instructions",
+        dest="server_instructions",
+        action="store_false",
+        help="leave out what the servers say about themselves (their instructions) from the system message",
+    )
     add_task_option(agent)
+    add_strict_option(agent)
     add_tool_source_options(agent, base_url="--openapi-base-url")
     add_policy_options(agent, "block")
     add_approval_options(agent)
@@ -165,11 +203,17 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         trust_all_servers=args.trust_all_servers,
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
+        tool_budget=ToolBudget(
+            tools=MAX_OFFERED_TOOLS if args.tool_budget is None else args.tool_budget,
+            spec_bytes=MAX_OFFERED_SPEC_BYTES if args.tool_budget_bytes is None else args.tool_budget_bytes,
+            pinned=args.pin,
+        ),
         approval=approval_policy(args),
         tasks=args.tasks,
+        server_instructions=args.server_instructions,
     )
     warn_unasked(config, err)
-    return AgentSetup(specs, files, model, api_key, config)
+    return AgentSetup(specs, files, model, api_key, config, args.strict, err, configured_tags(args))
 
 
 def run_agent_command(

@@ -4,9 +4,10 @@ chat view (:class:`~knime_mcp.agent.chat_session.ChatSession`).
 The answer streams as it is generated; each tool call shows when it starts and when it ends; a call that needs
 approval (``--ask-*``) is asked about (y, n or always; ``--approve all|none`` answers for the person); a running
 call's progress and an MCP task's status messages show as lines; a result of several lines shows as indented lines;
-a server's form is asked field by field; a sign-in link is shown. Ctrl-C stops the turn, and the calls in flight on
-the servers, not the chat; ``/exit`` or the end of input ends it. Everything a model, a tool or a server wrote is
-printed :func:`~knime_mcp.cli.render.terminal_safe`.
+a server's form is asked field by field; a sign-in link is shown; ``/instructions`` shows what each server says about
+itself; a result shows the parts its server meant for the person (not those for the model only). Ctrl-C stops the
+turn, and the calls in flight on the servers, not the chat; ``/exit`` or the end of input ends it. Everything a
+model, a tool or a server wrote is printed :func:`~knime_mcp.cli.render.terminal_safe`.
 
     knime-mcp chat http://127.0.0.1:8000/mcp --provider ollama --model llama3.2
 """
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["add_chat_command", "run_chat_command"]
 
 _EXIT = ("/exit", "/quit")
+_INSTRUCTIONS = "/instructions"
 _WAIT_SECONDS = 0.5
 """How long one wait for new events lasts: Ctrl-C is seen between waits at the latest."""
 _SHOWN_RESULT = 300
@@ -56,7 +58,10 @@ def run_chat_command(args: argparse.Namespace, command: list[str], out: TextIO, 
     with ChatSession(
         model, tools, config=setup.config, secrets=[setup.api_key], open_browser=True, **system
     ) as session:
-        out.write(f"Chatting with {len(tools)} tools. Ctrl-C stops an answer; /exit or Ctrl-D ends the chat.\n")
+        out.write(
+            f"Chatting with {len(tools)} tools. Ctrl-C stops an answer; {_INSTRUCTIONS} shows what the servers say "
+            "about themselves; /exit or Ctrl-D ends the chat.\n"
+        )
         _Terminal(session, approver(args, out), out, err).converse()
     return 0
 
@@ -79,7 +84,9 @@ class _Terminal:
         while (line := self._line("> ")) is not None:
             if line.strip() in _EXIT:
                 return
-            if line.strip():
+            if line.strip() == _INSTRUCTIONS:
+                self._write(_instructions(self._session.instructions()))
+            elif line.strip():
                 self._session.send(line)
                 self._follow()
 
@@ -196,6 +203,18 @@ class _Terminal:
             elif "default" in field:
                 content[name] = field["default"]
         return content
+
+
+def _instructions(found: list[dict[str, Any]]) -> str:
+    """Each server's instructions under its name, indented, so no line of theirs passes for one of the chat's own."""
+    if not found:
+        return "[no server connected so far has given instructions]\n"
+    blocks = []
+    for item in found:
+        cut = " (cut)" if item["cut"] else ""
+        lines = "".join(f"  {terminal_safe(line)}\n" for line in item["text"].split("\n"))
+        blocks.append(f"[instructions of {one_line(item['server'])}{cut}]\n{lines}")
+    return "".join(blocks)
 
 
 def _ended(event: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ from knime_mcp.cli.servers import (
     split_command,
 )
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options, check_tool_sources
-from knime_mcp.cli.tools_listing import list_tools
+from knime_mcp.cli.tools_listing import add_strict_option, list_tools
 from knime_mcp.cli.wording import cli_words, print_notes
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, McpToolError, UsageError
@@ -113,6 +113,7 @@ def _parser() -> _Parser:
     tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
     tools.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line; none: the demo server")
     add_policy_options(tools, "allow")
+    add_strict_option(tools)
 
     call = commands.add_parser("call", parents=[callers], help="call one tool and print its result as JSON")
     call.add_argument("server", nargs="?", help="an http(s) URL; or '--' and a command line, then '--' before TOOL")
@@ -124,7 +125,7 @@ def _parser() -> _Parser:
         help="the arguments as a JSON object, '@FILE' to read it from a file, '-' from stdin (default: {})",
     )
 
-    add_tool_source_options(call, base_url="--base-url")
+    add_tool_source_options(call, base_url="--base-url", pick_by_tag=True)
     add_task_option(call)
 
     table = commands.add_parser(
@@ -145,7 +146,7 @@ def _parser() -> _Parser:
     table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
     table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
 
-    add_tool_source_options(table, base_url="--base-url")
+    add_tool_source_options(table, base_url="--base-url", pick_by_tag=True)
     add_task_option(table)
 
     add_agent_command(commands, callers)

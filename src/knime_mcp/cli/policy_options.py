@@ -1,5 +1,5 @@
-"""The command line's tool policy options (``--allow``, ``--deny``, ``--destructive``, ``--unannotated-destructive``)
-of ``tools``, ``http-tools`` and ``agent``, and the check of every regular expression a command takes."""
+"""The command line's tool policy options (``--allow``, ``--deny``, ``--destructive``, ``--unannotated-destructive``,
+``--tag``) of ``tools``, ``http-tools`` and ``agent``, and the check of every regular expression a command takes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from knime_mcp.errors import UsageError
 if TYPE_CHECKING:
     from knime_mcp.tools.policy import ToolPolicy
 
-__all__ = ["add_policy_options", "check_patterns", "tool_policy"]
+__all__ = ["add_policy_options", "add_tag_option", "check_patterns", "chosen_tags", "tool_policy"]
 
 
 def add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
@@ -31,6 +31,19 @@ def add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> Non
         help="count tools without MCP annotations as destructive, as the MCP spec does (default: offer them and "
         "name them in a warning)",
     )
+    add_tag_option(group, "only tools carrying this tag")
+
+
+def add_tag_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """``--tag``, repeatable: tools are selected by any of the tags given (``call``, ``call-table``: the tool)."""
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help=f"{what} (repeatable, or separated by commas: any of them, ignoring case): a server's key in a pasted "
+        "configuration, a tag the MCP Tool Provider gave it, read-only or destructive (a tools table's Tags column)",
+    )
 
 
 def tool_policy(args: argparse.Namespace) -> ToolPolicy:
@@ -41,7 +54,15 @@ def tool_policy(args: argparse.Namespace) -> ToolPolicy:
         deny=args.deny,
         destructive=args.destructive.replace("-", "_"),
         unannotated_destructive=args.unannotated_destructive,
+        tags=chosen_tags(args),
     )
+
+
+def chosen_tags(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--tag`` options, each of which may also list tags separated by commas, as the nodes' settings do."""
+    from knime_mcp.tools.tags import parse_tags
+
+    return parse_tags(",".join(args.tag))
 
 
 def check_patterns(args: argparse.Namespace) -> None:

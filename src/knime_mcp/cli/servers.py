@@ -22,7 +22,7 @@ from knime_mcp.errors import UsageError
 
 __all__ = [
     "HOST_PORT", "OAUTH", "SignInPrompt", "check_server_word", "check_tool_word", "common_options",
-    "configured_servers", "options_after_command", "server_options", "server_spec", "split_command",
+    "configured_servers", "configured_tags", "options_after_command", "server_options", "server_spec", "split_command",
 ]  # fmt: skip
 
 OAUTH = ("oauth", "oauth-client-credentials", "oauth-workload-identity", "oauth-id-jag")
@@ -255,19 +255,14 @@ def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[
         if getattr(args, "config_server", None) is not None:
             raise UsageError("--server NAME chooses a server of --config FILE; add --config.")
         return {}
-    from knime_mcp.config import MAX_PASTED_CHARS, parse_pasted
+    from knime_mcp.config import parse_pasted
 
     if target:
         raise UsageError("Give either --config FILE or a server, not both.")
-    try:
-        with open(args.config, encoding="utf-8") as file:
-            text = file.read(MAX_PASTED_CHARS + 1)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"Cannot read the MCP configuration {args.config!r}: {exc}") from exc
     tls = tls_settings(args)
     specs = {
         name: replace(spec, tls=tls) if spec.target.startswith("https://") else spec
-        for name, spec in parse_pasted(text, credentials=False).items()
+        for name, spec in parse_pasted(_config_text(args), credentials=False).items()
     }
     if args.config_server is not None:
         if args.config_server not in specs:
@@ -276,6 +271,27 @@ def configured_servers(target: Sequence[str], args: argparse.Namespace) -> dict[
             )
         specs = {args.config_server: specs[args.config_server]}
     return bind_inputs(specs)
+
+
+def configured_tags(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """The ``"tags"`` of each server of ``--config FILE`` by their keys (:func:`~knime_mcp.config.pasted.pasted_tags`);
+    empty without ``--config``."""
+    if getattr(args, "config", None) is None:
+        return {}
+    from knime_mcp.config.pasted import pasted_tags
+
+    return pasted_tags(_config_text(args))
+
+
+def _config_text(args: argparse.Namespace) -> str:
+    """The text of ``--config FILE``, a little longer than the longest read, so that a longer one is refused."""
+    from knime_mcp.config import MAX_PASTED_CHARS
+
+    try:
+        with open(args.config, encoding="utf-8") as file:
+            return file.read(MAX_PASTED_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"Cannot read the MCP configuration {args.config!r}: {exc}") from exc
 
 
 def server_spec(target: Sequence[str], args: argparse.Namespace) -> ServerSpec:

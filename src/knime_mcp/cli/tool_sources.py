@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from knime_mcp.cli.catalog import find_named
 from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, api_listing, max_document_bytes
+from knime_mcp.cli.policy_options import add_tag_option, chosen_tags
 from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
 from knime_mcp.cli.tls_options import tls_settings
 from knime_mcp.cli.wording import print_notes
@@ -44,9 +45,10 @@ _UNSEALED_API = (
 _WRITE_ONE = "Write one with 'knime-mcp tools' or 'knime-mcp http-tools' and --format json|arrow|parquet --output FILE."
 
 
-def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str) -> None:
+def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str, pick_by_tag: bool = False) -> None:
     """``--tools``, ``--openapi`` and the options of the document's API; ``base_url`` names the flag of its base URL
-    (``agent`` has a ``--base-url`` of its own, the chat model's)."""
+    (``agent`` has a ``--base-url`` of its own, the chat model's); ``pick_by_tag``: ``--tag`` picks the one tool called
+    (the agents' ``--tag`` is their tool policy's)."""
     besides = "besides the servers, or instead of them" if parser.prog.endswith(_AGENTS) else "instead of a server"
     group = parser.add_argument_group("tools from a file or an OpenAPI document", besides)
     group.add_argument(
@@ -66,6 +68,8 @@ def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str) -
         help="connect to the servers of a tools file as they are, although it was not written on this machine",
     )
     add_api_options(parser, base_url=base_url, auth=None)
+    if pick_by_tag:
+        add_tag_option(parser, "pick TOOL among the tools carrying this tag, by its name there or its server's own")
 
 
 def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
@@ -137,13 +141,18 @@ class ToolSource:
         )
 
     async def tool(self, pool: ClientPool) -> MCPTool:
-        """The tool ``args.tool`` names; an unknown one is an error listing the others (exit code 4)."""
-        if self.spec is not None:
-            tools = await (await pool.client(self.spec)).list_tools()
-            return find_named(tools, self._args.tool, self.spec.display_name, kind="tool")
+        """The tool ``args.tool`` names; an unknown one is an error listing the others (exit code 4). With
+        ``--tag``, the one among the tools carrying any of the tags, by its name or its server's own name."""
+        from knime_mcp.tools.tags import pick_tool
+
         args = self._args
+        tools = await (await pool.client(self.spec)).list_tools() if self.spec is not None else await self.file_tools()
+        if tags := chosen_tags(args):
+            return pick_tool(tools, args.tool, tags)
+        if self.spec is not None:
+            return find_named(tools, args.tool, self.spec.display_name, kind="tool")
         owner = f"The tools file {args.tools[0]!r}" if args.tools else f"The OpenAPI document {args.openapi[0]!r}"
-        return find_named(await self.file_tools(), args.tool, None, kind="tool", owner=owner)
+        return find_named(tools, args.tool, None, kind="tool", owner=owner)
 
     async def file_tools(self) -> list[MCPTool]:
         """The tools of every ``--tools`` file, then of every ``--openapi`` document (whose notes go to stderr)."""

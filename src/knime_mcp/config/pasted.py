@@ -10,6 +10,9 @@ its ``${input:id}`` names the KNIME credential ``id``: in a credential header as
 server's environment as it is (:func:`~knime_mcp.config.resolve.resolve_env` reads the credential's password when the
 server starts); a secret written out is refused with the reference to write instead.
 
+A server may carry ``"tags": ["a", "b"]``, which this project adds (other clients ignore keys they do not know): the
+tools table gives each of its tools those tags (:func:`pasted_tags`), by which agents and the Tool Caller select tools.
+
     specs = parse_pasted('{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@mcp/server-memory"]}}}')
     specs["memory"].target == "npx -y @mcp/server-memory"
 """
@@ -27,13 +30,16 @@ from knime_mcp.config.spec import ServerSpec, TransportKind
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
 
-__all__ = ["MAX_PASTED_CHARS", "MAX_PASTED_SERVERS", "input_ids", "parse_pasted"]
+__all__ = ["MAX_PASTED_CHARS", "MAX_PASTED_SERVERS", "MAX_TAG_CHARS", "input_ids", "parse_pasted", "pasted_tags"]
 
 MAX_PASTED_CHARS = 256 * 1024
 """The longest configuration read: a configuration of many servers is a few kilobytes."""
 
 MAX_PASTED_SERVERS = 100
 """The most servers one configuration may describe."""
+
+MAX_TAG_CHARS = 100
+"""The longest tag a server's ``"tags"`` may hold: a word or two, shown in a table's *Tags* column."""
 
 _TYPES: dict[str, TransportKind] = {"stdio": "stdio", "http": "streamable-http", "streamable-http": "streamable-http",
                                     "streamableHttp": "streamable-http", "sse": "sse"}  # fmt: skip
@@ -50,6 +56,20 @@ def parse_pasted(text: str, *, credentials: bool = True) -> dict[str, ServerSpec
     """The servers of a pasted configuration by their keys, in its order; a ConfigError saying what is wrong (and
     what to write instead of a secret) otherwise. ``credentials``: an input may be a KNIME credential here, so the
     advice for a secret written out offers one (False on the command line, which has none)."""
+    data, servers = _configuration(text)
+    inputs = _input_ids(data.get("inputs"))
+    return {str(name): _server(str(name), entry, inputs, credentials) for name, entry in servers.items()}
+
+
+def pasted_tags(text: str) -> dict[str, tuple[str, ...]]:
+    """The tags of each server of a pasted configuration (its ``"tags"``; none without), by the servers' keys; a
+    ConfigError for a configuration :func:`parse_pasted` refuses for its form or its tags."""
+    _, servers = _configuration(text)
+    return {str(name): _tags(str(name), entry) for name, entry in servers.items()}
+
+
+def _configuration(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The configuration (inside VS Code's settings' ``"mcp"``) and its servers by their keys, bounded in size."""
     if len(text) > MAX_PASTED_CHARS:
         raise ConfigError(
             f"The MCP configuration is {len(text):,} characters long, more than {MAX_PASTED_CHARS:,}.",
@@ -74,8 +94,7 @@ def parse_pasted(text: str, *, credentials: bool = True) -> dict[str, ServerSpec
             f"The MCP configuration describes {len(servers)} servers, more than {MAX_PASTED_SERVERS}.",
             hint="Split it into several configurations.",
         )
-    inputs = _input_ids(data.get("inputs"))
-    return {str(name): _server(str(name), entry, inputs, credentials) for name, entry in servers.items()}
+    return data, servers
 
 
 def input_ids(spec: ServerSpec) -> tuple[str, ...]:
@@ -125,6 +144,7 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None, credentials: b
             "only a credential header or a stdio server's environment entry can take.",
             hint="Write ${VARIABLE} instead and set VARIABLE in the environment KNIME (or this command) runs in.",
         )
+    _tags(name, entry)
     cwd = entry.get("cwd")
     try:
         return ServerSpec(
@@ -138,6 +158,17 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None, credentials: b
         )
     except ConfigError as exc:
         raise ConfigError(f"Server {name!r}: {exc.message}", hint=exc.hint) from None
+
+
+def _tags(name: str, entry: Any) -> tuple[str, ...]:
+    """The server's ``"tags"``: a list of short texts, kept stripped and without empty ones."""
+    tags = entry.get("tags", []) if isinstance(entry, dict) else []
+    if not isinstance(tags, list) or not all(isinstance(tag, str) and len(tag) <= MAX_TAG_CHARS for tag in tags):
+        raise ConfigError(
+            f'Server {name!r}: "tags" must be a list of texts of at most {MAX_TAG_CHARS} characters.',
+            hint='Write e.g. "tags": ["github", "read"].',
+        )
+    return tuple(tag.strip() for tag in tags if tag.strip())
 
 
 def _strings(name: str, what: str, value: Any) -> dict[str, str]:

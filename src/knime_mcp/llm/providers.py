@@ -8,13 +8,16 @@ provider's own header: ``Authorization: Bearer`` (OpenAI, Ollama, and Anthropic,
 rather than as ``x-api-key``), ``api-key`` (Azure OpenAI), ``x-goog-api-key`` (Gemini). The openai client retries
 as knime-mcp wants; the others are built with their retries off and :class:`~knime_mcp.llm.retry_after.RetryAfter`
 in front. A model whose endpoint came from data is built only for OpenAI's API and Ollama (the others need a key,
-which never goes to such an endpoint), over the clients of :mod:`knime_mcp.llm.pinned`.
+which never goes to such an endpoint), over the clients of :mod:`knime_mcp.llm.pinned`. Every OpenAI, Azure OpenAI
+and Anthropic model gets an HTTP client of its own (:func:`_own_async_client`), never the one its integration shares
+across the process.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from functools import cache
+from functools import cache, cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,11 +52,33 @@ class ChatModelConfig(Protocol):
     def timeout(self) -> float: ...
 
 
+def _own_async_client(sdk: str) -> Any:
+    """A new HTTP client for a model's asynchronous calls, from the provider's SDK (``openai``, ``anthropic``).
+
+    Their LangChain integrations otherwise share one per endpoint across the process, and a connection it keeps
+    alive belongs to the event loop that opened it: every node execution and command runs on a loop of its own, so
+    the next run with the same endpoint failed with "Event loop is closed", and a shared client that was dropped
+    closed itself on whatever loop ran then (a later, unrelated run), failing there. Models are built per run."""
+    return importlib.import_module(sdk).DefaultAsyncHttpxClient()
+
+
+class _OwnAsyncClient:
+    """ChatAnthropic with :func:`_own_async_client`, which it takes no setting for."""
+
+    @cached_property
+    def _async_client(self) -> Any:
+        import anthropic
+
+        params: dict[str, Any] = self._client_params  # type: ignore[attr-defined]
+        return anthropic.AsyncClient(**params, http_client=_own_async_client("anthropic"))
+
+
 def _openai(config: ChatModelConfig, api_key: str | None, pin: PinnedHost | None = None) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    clients = {}
-    if pin is not None:
+    if pin is None:
+        clients = {"http_async_client": _own_async_client("openai")}
+    else:
         from knime_mcp.llm.pinned import pinned_clients
 
         sync, asynchronous = pinned_clients(pin, config.timeout)
@@ -83,6 +108,7 @@ def _azure(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
         max_tokens=config.max_tokens,
         timeout=config.timeout,
         max_retries=MAX_RETRIES,
+        http_async_client=_own_async_client("openai"),
     )
 
 
@@ -90,7 +116,7 @@ def _anthropic(config: ChatModelConfig, api_key: str | None) -> BaseChatModel:
     from langchain_anthropic import ChatAnthropic
 
     limit = {} if config.max_tokens is None else {"max_tokens": config.max_tokens}
-    return _retrying(ChatAnthropic)(
+    return _retrying(ChatAnthropic, _OwnAsyncClient)(
         model=config.model,
         base_url=config.endpoint,
         api_key=api_key,
@@ -152,11 +178,11 @@ class _MaxTokens:
 
 
 @cache
-def _retrying(chat_model: type[Any]) -> type[Any]:
-    """``chat_model`` with :class:`RetryAfter` in front (and :class:`_MaxTokens` where needed), made once per
-    class and named as it."""
+def _retrying(chat_model: type[Any], *mixins: type[Any]) -> type[Any]:
+    """``chat_model`` with :class:`RetryAfter` in front (and :class:`_MaxTokens` where needed, then ``mixins``), made
+    once per class and named as it."""
     limit = (_MaxTokens,) if chat_model.__name__ in _MAX_TOKENS_FIELDS else ()
-    return type(chat_model.__name__, (RetryAfter, *limit, chat_model), {"__module__": __name__})
+    return type(chat_model.__name__, (RetryAfter, *limit, *mixins, chat_model), {"__module__": __name__})
 
 
 BUILDERS: Mapping[str, Callable[[ChatModelConfig, str | None], BaseChatModel]] = MappingProxyType(

@@ -18,15 +18,17 @@ from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack, nullcontext
 from dataclasses import replace
 from functools import partial
+from time import monotonic
 from typing import Any, Literal
 
 import anyio
 import mcp
+import mcp_types
 from anyio.abc import TaskGroup
 
 from knime_mcp.auth import ServerOAuth
 from knime_mcp.config import CredentialLookup, Handshake, ServerSpec
-from knime_mcp.errors import McpToolError, ToolCallError, ToolTimeoutError, scrub
+from knime_mcp.errors import McpToolError, ServerProtocolError, ToolCallError, ToolTimeoutError, scrub
 from knime_mcp.mcp.deadline import CallDeadline
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.pages import list_all
@@ -36,7 +38,7 @@ from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceCo
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests
 from knime_mcp.mcp.session_keeper import LiveSession, MismatchedResult, SessionKeeper
 from knime_mcp.mcp.tasks import capped, run_task, runs_as_task, task_calls_offered
-from knime_mcp.mcp.tool_listing import ListedTools, listed_tools
+from knime_mcp.mcp.tool_listing import ListedTools, listed_tools, refused_listing
 from knime_mcp.mcp.transports import ConcreteTransport
 from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
 from knime_mcp.net.http_pool import HttpPool
@@ -88,6 +90,8 @@ class McpClient:
         self._sender = RequestSender(self._keeper, Circuit(breaker))
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._stack = AsyncExitStack()
+        self._tools_fresh_until: float | None = None
+        """When the last tool listing goes stale by the server's ``ttlMs`` (monotonic seconds); None without one."""
 
     @property
     def server(self) -> str:
@@ -110,6 +114,21 @@ class McpClient:
         session = self._keeper.latest
         tools = session.client.server_capabilities.tools if session else None
         return bool(tools and tools.list_changed)
+
+    @property
+    def instructions(self) -> str | None:
+        """What the server says about itself and how to use it (``instructions`` of its initialize or discover
+        result), secrets masked; None before it is connected or when it says nothing."""
+        session = self._keeper.latest
+        text = session.client.instructions if session else None
+        return scrub(text, self._keeper.secrets) if text else None
+
+    @property
+    def tools_stale(self) -> bool:
+        """Whether the server's last tool listing is past the time its ``ttlMs`` gave it; a listing without a time
+        (none, or 0, which every 2026-07-28 server sends unless it chose one) never goes stale here: it changes
+        only when the server says so."""
+        return self._tools_fresh_until is not None and monotonic() >= self._tools_fresh_until
 
     def offers(self, feature: Literal["resources", "prompts"]) -> bool:
         """Whether the server declared the capability (False before it is connected): a server without it answers
@@ -166,9 +185,21 @@ class McpClient:
         listed = replace(self.spec, handshake=self._keeper.handshake)
         if self._pin is None:
             listed = seal_spec(listed)
-        return listed_tools(
-            await list_all(self._sender, mcp.Client.list_tools, lambda page: page.tools, "tools"), listed
-        )
+        lifetimes: list[int] = []
+
+        def tools_of(page: mcp_types.ListToolsResult) -> list[mcp_types.Tool]:
+            lifetimes.append(page.ttl_ms)
+            return page.tools
+
+        try:
+            tools = await list_all(self._sender, mcp.Client.list_tools, tools_of, "tools")
+        except ServerProtocolError as exc:
+            if (explained := refused_listing(exc)) is None:
+                raise
+            raise explained from exc
+        ttl_ms = min(lifetimes, default=0)
+        self._tools_fresh_until = monotonic() + ttl_ms / 1000 if ttl_ms > 0 else None
+        return listed_tools(tools, listed)
 
     async def list_resources(self) -> list[MCPResource]:
         """Every resource the server lists, following pagination cursors to the end."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import queue
+import signal
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -130,28 +131,67 @@ def run_sync(
     ``cancelled`` and ``progress`` are called only in the caller's thread (KNIME's context is not meant to be
     used from others): ``cancelled`` is polled ten times a second, and once true the work is cancelled and
     :class:`CancelledByUser` raised; ``func`` receives a ``progress`` keyword whose newest report is forwarded.
-    Jobs sent to ``caller_thread`` run here, between polls. Ctrl-C (KeyboardInterrupt in this thread) cancels the
-    work, which tells the servers of its calls (the sessions outlive their calls), and is raised once it ended;
-    with ``interrupt``, the first Ctrl-C asks the run to stop (:class:`Interrupt`) and waits for its result.
+    Jobs sent to ``caller_thread`` run here, between polls. Ctrl-C (in the main thread, whose SIGINT handler is
+    Python's own) is taken between polls: it cancels the work, which tells the servers of its calls (the sessions
+    outlive their calls), and KeyboardInterrupt is raised once it ended; with ``interrupt``, the first Ctrl-C asks
+    the run to stop (:class:`Interrupt`) and waits for its result.
     """
     latest = _LatestProgress()
     if progress is not None:
         kwargs["progress"] = latest
-    with start_blocking_portal() as portal:
+    with start_blocking_portal() as portal, _counted_ctrl_c() as ctrl_c:
         future = portal.start_task_soon(partial(func, *args, **kwargs))
-        while True:
-            try:
-                result = _poll(future, progress, latest, caller_thread, cancelled)
-            except KeyboardInterrupt:
-                if interrupt is None or interrupt.asked or not portal.call(interrupt.ask):
-                    raise
-                continue
-            if result is not _PENDING:
-                return result
+        while (result := _poll(future, progress, latest, caller_thread, cancelled)) is _PENDING:
+            if ctrl_c.take() and (interrupt is None or interrupt.asked or not portal.call(interrupt.ask)):
+                raise KeyboardInterrupt
+        return result
 
 
 _PENDING: Any = object()
 """What :func:`_poll` returns while the work goes on."""
+
+
+class _CtrlC:
+    """The Ctrl-C presses :func:`run_sync` has not taken yet, counted by its SIGINT handler.
+
+    Python's own handler raises KeyboardInterrupt on whatever line the waiting thread is at: one raised between two
+    polls escaped the loop's ``except`` and cancelled a run that :class:`Interrupt` should have stopped, so nothing
+    of it was printed. Counted presses are taken where the loop looks for them, at most a poll later."""
+
+    def __init__(self) -> None:
+        self._pressed = 0
+        self._taken = 0
+
+    def press(self, signum: int, frame: FrameType | None) -> None:
+        self._pressed += 1
+
+    def take(self) -> bool:
+        """Whether Ctrl-C was pressed since the last press taken; takes one."""
+        if self._taken == self._pressed:
+            return False
+        self._taken += 1
+        return True
+
+
+@contextmanager
+def _counted_ctrl_c() -> Iterator[_CtrlC]:
+    """Count Ctrl-C instead of raising it, in the main thread while its SIGINT handler is Python's own (other
+    threads never see KeyboardInterrupt; a program's own handler is left alone). A press nobody took by the end is
+    raised then, as KeyboardInterrupt."""
+    presses = _CtrlC()
+    counting = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if counting:
+        signal.signal(signal.SIGINT, presses.press)
+    try:
+        yield presses
+    finally:
+        if counting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if presses.take():
+        raise KeyboardInterrupt
 
 
 def _poll(

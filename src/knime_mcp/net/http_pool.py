@@ -95,26 +95,33 @@ class HttpPool:
     A client given its own transport no longer reads proxy settings, so the pool does, as httpx and
     :mod:`urllib.request` do: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (and the system proxy
     on Windows and macOS; only ``NO_PROXY`` lists exceptions).
+
+    The default TLS context (tens of milliseconds of CPU) is built on the first https request, so a pool made for
+    servers on plain http (a local server, a test) never builds one; plain http requests go through a transport of
+    their own, whose context trusts nothing, as nothing of theirs is encrypted.
     """
 
     def __init__(self) -> None:
         mask_library_logs()  # httpx logs every request's URL, an API key in the query included
         self._proxy_settings = urllib.request.getproxies()
-        self._contexts: dict[TlsSettings, ssl.SSLContext] = {DEFAULT_TLS: ssl_context(DEFAULT_TLS, None, "")}
-        self._transports: dict[tuple[str | None, TlsSettings], httpx2.AsyncHTTPTransport] = {}
+        self._contexts: dict[TlsSettings, ssl.SSLContext] = {}
+        self._transports: dict[tuple[str | None, TlsSettings | None], httpx2.AsyncHTTPTransport] = {}
 
     def route(self, url: httpx2.URL, tls: TlsSettings = DEFAULT_TLS) -> httpx2.AsyncBaseTransport:
-        """The transport for a request to ``url`` under ``tls`` (whose context :meth:`transport` built): direct, or
-        through the proxy the settings name for it."""
+        """The transport for a request to ``url`` under ``tls`` (whose context :meth:`transport` built, unless it is
+        the default): direct, or through the proxy the settings name for it."""
         proxy = self._proxy_settings.get(url.scheme) or self._proxy_settings.get("all")
         if not proxy or urllib.request.proxy_bypass_environment(url.host, self._proxy_settings):
             proxy = None
         elif "://" not in proxy:
             proxy = f"http://{proxy}"
-        if (transport := self._transports.get((proxy, tls))) is None:
-            transport = self._transports[proxy, tls] = httpx2.AsyncHTTPTransport(
-                verify=self._contexts[tls], proxy=proxy
-            )
+        encrypted = tls if url.scheme == "https" else None  # only https uses the context (a proxy's TLS has its own)
+        if (transport := self._transports.get((proxy, encrypted))) is None:
+            if encrypted is None:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks certificates, trusting none: never used
+            elif (context := self._contexts.get(encrypted)) is None:
+                context = self._contexts[encrypted] = ssl_context(encrypted, None, "")  # the default settings
+            transport = self._transports[proxy, encrypted] = httpx2.AsyncHTTPTransport(verify=context, proxy=proxy)
         return transport
 
     def transport(
@@ -128,8 +135,9 @@ class HttpPool:
     ) -> httpx2.AsyncBaseTransport:
         """A transport over the shared pool for a client of one's own making; ``pin``: see :class:`_BorrowedTransport`,
         ``on_response``: told of each response before its body is read; ``tls``: the server's settings, whose context
-        is built now (a missing file or wrong passphrase fails here, naming ``server``), once per run."""
-        if tls not in self._contexts:
+        is built now (a missing file or wrong passphrase fails here, naming ``server``), once per run; the default
+        settings' context on the first https request, as they need no file."""
+        if tls != DEFAULT_TLS and tls not in self._contexts:
             self._contexts[tls] = ssl_context(tls, credentials, server)
         return _BorrowedTransport(self, pin, on_response, tls)
 
@@ -151,3 +159,9 @@ class HttpPool:
     async def aclose(self) -> None:
         for transport in self._transports.values():
             await transport.aclose()
+
+    async def __aenter__(self) -> HttpPool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

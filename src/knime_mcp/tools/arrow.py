@@ -27,8 +27,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from knime_mcp.tools.arrow_extension import MCPToolArray, MCPToolScalar, MCPToolType, register_mcp_tool_type
-from knime_mcp.tools.table_layout import BOOL_COLUMNS, BOOL_KEYS, COLUMNS, EXTENSION_NAME, FLAT, STORAGE, TOOL_COLUMN
+from knime_mcp.tools.table_layout import (
+    BOOL_COLUMNS,
+    COLUMN_KINDS,
+    COLUMNS,
+    EXTENSION_NAME,
+    FLAT,
+    STORAGE,
+    TOOL_COLUMN,
+    flat_type,
+)
 from knime_mcp.tools.table_reading import tools_from_arrow, tools_from_frame
+from knime_mcp.tools.tags import all_tags
 from knime_mcp.tools.tool import MCPTool
 from knime_mcp.tools.tool_cells import ToolWriter, tool_cell
 
@@ -38,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BOOL_COLUMNS",
     "COLUMNS",
+    "COLUMN_KINDS",
     "EXTENSION_NAME",
     "TOOL_COLUMN",
     "MCPToolArray",
@@ -74,10 +85,7 @@ def tools_to_table(tools: Iterable[MCPTool]) -> pa.Table:
 
 def _table(tool_column: pa.Array, encoded: dict[str, list[Any]], arrays: Mapping[str, pa.Array]) -> pa.Table:
     """The tools table: ``tool_column``, then the readable columns (from ``arrays`` where already built)."""
-    flat = [
-        arrays[key] if key in arrays else pa.array(encoded[key], type=pa.bool_() if key in BOOL_KEYS else pa.string())
-        for _, key in FLAT
-    ]
+    flat = [arrays[key] if key in arrays else pa.array(encoded[key], type=flat_type(key)) for _, key in FLAT]
     return pa.Table.from_arrays([tool_column, *flat], names=list(COLUMNS))
 
 
@@ -114,7 +122,7 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
         readable = (
             tool.name, tool.title, tool.description, texts[0], texts[2],
             hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
-            tool.server.display_name, "\n".join(tool.notes),
+            tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, all_tags(tool),
         )  # fmt: skip
         if cells:
             rows.append((*readable, tool_cell(tool, texts, server, seal)))
@@ -122,7 +130,7 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
             rows.append(
                 (
                     *readable, tool.tool_name, texts[1], server, tool.notes, hints.annotated,
-                    tool.task_support, seal, texts[3],
+                    tool.task_support, seal, texts[3], tool.tags,
                 )
             )  # fmt: skip
     keys = (*_READABLE, *(("cell",) if cells else _STRUCT_ONLY))

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from knime_mcp.tools.table_layout import EXTENSION_NAME, STORAGE, TOOL_COLUMN
-from knime_mcp.tools.table_reading import decode, decode_struct, tools_of
+from knime_mcp.tools.table_reading import decode_row, decode_struct, tools_of
 from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["MCPToolArray", "MCPToolScalar", "MCPToolType", "register_mcp_tool_type"]
@@ -57,8 +57,7 @@ class MCPToolScalar(pa.ExtensionScalar):
     def as_py(self, **kwargs: Any) -> MCPTool | None:
         if self.value is None:
             return None
-        row = self.value.as_py()
-        return decode({"seal": [None], **{key: [value] for key, value in row.items()}}, TOOL_COLUMN)[0]
+        return decode_row(self.value.as_py(), TOOL_COLUMN)
 
 
 def register_mcp_tool_type() -> None:

@@ -4,7 +4,7 @@ A pure layer above :mod:`knime_mcp.tools.tool`: the provider applies it to the t
 before every call. A blocked tool is never called; its reason is written for the model, which passes it on to the person
 who can change the setting.
 
-    policy = ToolPolicy(deny="^delete_", destructive="block")
+    policy = ToolPolicy(deny="^delete_", destructive="block", tags=("github",))
     allowed, notes = policy.apply(tools)
     reason = policy.check(tool)          # None when the tool may be called
 
@@ -12,18 +12,22 @@ The destructive-tool rule follows the MCP specification's defaults for a tool th
 false, ``destructiveHint`` true). A tool with no behaviour hint at all (most FastMCP and ``mcp`` 1.x servers) counts
 as destructive in the specification too, but blocking it would leave such servers without a usable tool; so by
 default it is allowed and named in :attr:`ToolOffer.unannotated`, and ``unannotated_destructive=True`` blocks it.
+
+``tags`` selects tools by their tags (:mod:`knime_mcp.tools.tags`): a tool carrying none of them is neither offered
+nor called, like one the allow-list leaves out, but without a warning line each: the person chose the tags.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.names import compile_name_pattern
+from knime_mcp.tools.tags import carries_any, parse_tags, unique_tags
 from knime_mcp.tools.tool import MCPTool
 
 __all__ = ["DestructiveMode", "ToolOffer", "ToolPolicy", "unannotated_note"]
@@ -58,6 +62,10 @@ class ToolPolicy:
     """Count a tool without any MCP behaviour hint as destructive, as the specification does; by default it is
     allowed (and named in the offer's warning) unless ``destructive`` is ``read_only``."""
 
+    tags: tuple[str, ...] = ()
+    """When set, a tool may be called only if it carries any of these tags (ignoring case): its own, or
+    ``read-only`` / ``destructive`` from its annotations."""
+
     _allow: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _deny: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
@@ -69,6 +77,8 @@ class ToolPolicy:
             )
         object.__setattr__(self, "_allow", _ignoring_case(compile_name_pattern(self.allow, "tool allow-list")))
         object.__setattr__(self, "_deny", _ignoring_case(compile_name_pattern(self.deny, "tool deny-list")))
+        tags = parse_tags(self.tags) if isinstance(self.tags, str) else unique_tags(self.tags)  # "a, b" too
+        object.__setattr__(self, "tags", tags)
 
     def check(self, tool: MCPTool) -> str | None:
         """Why ``tool`` must not be called, in words for the model; ``None`` when it may be called.
@@ -77,6 +87,11 @@ class ToolPolicy:
         """
         if (listed := self.check_names(tool.name, tool.tool_name)) is not None:
             return listed
+        if not carries_any(tool, self.tags):
+            return (
+                f"tool {tool.name!r} carries none of the tags the tool policy selects ({', '.join(self.tags)}); "
+                "ask the workflow builder to select its tags too"
+            )
         hints = tool.annotations
         if self.destructive == "read_only" and not hints.read_only:
             return (
@@ -112,16 +127,10 @@ class ToolPolicy:
         return None
 
     def apply(self, tools: Iterable[MCPTool]) -> tuple[list[MCPTool], list[str]]:
-        """The tools that may be called, in their order, and one note per tool left out (its reason)."""
-        allowed: list[MCPTool] = []
-        notes: list[str] = []
-        for tool in tools:
-            reason = self.check(tool)
-            if reason is None:
-                allowed.append(tool)
-            else:
-                notes.append(reason)
-        return allowed, notes
+        """The tools that may be called, in their order, and one note per tool left out (its reason); tools that
+        carry none of the selected tags are left out without a note each."""
+        allowed, notes, untagged = self._judged(tools, lambda tool, reason: reason)
+        return allowed, notes + self._untagged_note(untagged, allowed)
 
     def offer(self, tools: Iterable[MCPTool]) -> ToolOffer:
         """What a model may be offered: the tools the policy allows that can run here, and why the others are not.
@@ -131,17 +140,39 @@ class ToolPolicy:
         servers: dict[str, set[ServerSpec]] = {}
         for tool in tools:
             servers.setdefault(tool.name, set()).add(tool.server)
-        offered: list[MCPTool] = []
-        left_out: list[str] = []
+
+        def said(tool: MCPTool, reason: str) -> str:
+            return f"{reason} [server: {tool.server.display_name}]" if len(servers[tool.name]) > 1 else reason
+
+        offered, left_out, untagged = self._judged(tools, said)
+        left_out += self._untagged_note(untagged, offered)
+        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))
+
+    def _judged(
+        self, tools: Iterable[MCPTool], said: Callable[[MCPTool, str], str]
+    ) -> tuple[list[MCPTool], list[str], int]:
+        """The tools allowed, the reasons ``said`` gives for the others, and how many carry none of the tags."""
+        allowed: list[MCPTool] = []
+        reasons: list[str] = []
+        untagged = 0
         for tool in tools:
             reason = self.check(tool)
             if reason is None:
-                offered.append(tool)
-            elif len(servers[tool.name]) > 1:
-                left_out.append(f"{reason} [server: {tool.server.display_name}]")
+                allowed.append(tool)
+            elif not carries_any(tool, self.tags):
+                untagged += 1
             else:
-                left_out.append(reason)
-        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))
+                reasons.append(said(tool, reason))
+        return allowed, reasons, untagged
+
+    def _untagged_note(self, untagged: int, allowed: list[MCPTool]) -> list[str]:
+        """The one note on the tools the tags left out: only when they left none in, which is likely a mistake."""
+        if not untagged or allowed:
+            return []
+        return [
+            f"none of the {untagged} tools carries any of the tags {', '.join(map(repr, self.tags))}; check the tags "
+            "in the tools table's Tags column"
+        ]
 
     def unannotated(self, allowed: Iterable[MCPTool]) -> list[str]:
         """The names of allowed tools without any MCP behaviour hint: tools the destructive-tool rule could not

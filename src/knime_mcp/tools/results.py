@@ -1,7 +1,9 @@
 """ToolResult: a tool call's outcome as this project's own value, mapped exhaustively from the SDK's content blocks.
 
 Every content kind the protocol defines has a part type here, so nothing a server returns is dropped silently.
-Binary data stays base64 text exactly as it arrived; :attr:`ImagePart.bytes` decodes on demand.
+Binary data stays base64 text exactly as it arrived; :attr:`ImagePart.bytes` decodes on demand. A part keeps whom the
+server meant it for (``annotations.audience``): :meth:`ToolResult.for_audience` gives the model and the person each
+their own parts, while the result itself, as the tool-call log and the Tool Caller keep it, has them all.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal, assert_never
 
@@ -18,6 +20,7 @@ import mcp_types
 from knime_mcp.errors import scrub
 
 __all__ = [
+    "Audience",
     "AudioPart",
     "ContentPart",
     "ImagePart",
@@ -30,11 +33,20 @@ __all__ = [
     "part_to_dict",
 ]
 
+Audience = Literal["user", "assistant"]
+"""Whom a part is for: the person (``user``) or the model (``assistant``), as MCP's ``annotations.audience`` says."""
+
+
+def _audience() -> Any:
+    """The ``audience`` field of every part: who the server meant it for; None (for everyone) unless it said."""
+    return field(default=None, kw_only=True)
+
 
 @dataclass(frozen=True)
 class TextPart:
     text: str
     type: Literal["text"] = "text"
+    audience: tuple[Audience, ...] | None = _audience()
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class ImagePart:
     """Base64, as the server sent it."""
     mime_type: str
     type: Literal["image"] = "image"
+    audience: tuple[Audience, ...] | None = _audience()
 
     @property
     def bytes(self) -> bytes:
@@ -54,6 +67,7 @@ class AudioPart:
     data: str
     mime_type: str
     type: Literal["audio"] = "audio"
+    audience: tuple[Audience, ...] | None = _audience()
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,7 @@ class ResourceLinkPart:
     description: str | None = None
     mime_type: str | None = None
     type: Literal["resource_link"] = "resource_link"
+    audience: tuple[Audience, ...] | None = _audience()
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class ResourcePart:
     text: str | None = None
     blob: str | None = None
     type: Literal["resource"] = "resource"
+    audience: tuple[Audience, ...] | None = _audience()
 
 
 ContentPart = TextPart | ImagePart | AudioPart | ResourceLinkPart | ResourcePart
@@ -85,7 +101,14 @@ def part_to_dict(part: ContentPart) -> dict[str, Any]:
 
 
 def content_part(block: mcp_types.ContentBlock) -> ContentPart:
-    """One SDK content block as its part; tool results and prompt messages share the kinds."""
+    """One SDK content block as its part, with the audience its annotations name; tool results and prompt messages
+    share the kinds."""
+    part = _content_part(block)
+    audience = block.annotations.audience if block.annotations is not None else None
+    return part if audience is None else replace(part, audience=tuple(audience))
+
+
+def _content_part(block: mcp_types.ContentBlock) -> ContentPart:
     match block:
         case mcp_types.TextContent():
             return TextPart(block.text)
@@ -151,6 +174,11 @@ class ToolResult:
         """All text parts and embedded text resources joined by newlines."""
         texts = [p.text for p in self.content if isinstance(p, TextPart | ResourcePart) and p.text is not None]
         return "\n".join(texts)
+
+    def for_audience(self, audience: Audience) -> ToolResult:
+        """This result with only the parts meant for ``audience`` (the parts that name no audience are for both)."""
+        kept = tuple(part for part in self.content if part.audience is None or audience in part.audience)
+        return self if len(kept) == len(self.content) else replace(self, content=kept)
 
     @property
     def images(self) -> list[ImagePart]:

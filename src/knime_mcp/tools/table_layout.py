@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["BOOL_COLUMNS", "BOOL_KEYS", "COLUMNS", "EXTENSION_NAME", "FLAT", "STORAGE", "TOOL_COLUMN"]
+from knime_mcp.columns import ColumnKind, arrow_type
+
+__all__ = [
+    "BOOL_COLUMNS", "BOOL_KEYS", "COLUMNS", "COLUMN_KINDS", "EXTENSION_NAME", "FLAT", "LIST_KEYS", "STORAGE",
+    "TOOL_COLUMN", "flat_type",
+]  # fmt: skip
 
 EXTENSION_NAME = "knime_mcp.mcp_tool"
 TOOL_COLUMN = "MCP Tool"
@@ -32,6 +37,7 @@ STORAGE = pa.struct(
         pa.field("task_support", pa.string()),
         pa.field("seal", pa.string()),
         pa.field("http", pa.string()),
+        pa.field("tags", pa.list_(pa.string())),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -51,11 +57,35 @@ FLAT: tuple[tuple[str, str], ...] = (
     ("Open-world", "open_world"),
     ("Server", "server_name"),
     ("Notes", "notes_text"),
+    ("Tool ID", "tool_id"),
+    ("Kind", "kind_label"),
+    ("Tags", "all_tags"),
 )
-"""The readable columns after "MCP Tool": (column name, key of the encoded lists)."""
+"""The readable columns after "MCP Tool": (column name, key of the encoded lists). The tool id, kind and tags came
+last (0.5.0), so that the columns of earlier tables keep their places."""
+
+LIST_KEYS = frozenset({"all_tags"})
+"""The readable columns' keys that hold lists of text."""
 
 COLUMNS: tuple[str, ...] = (TOOL_COLUMN, *(column for column, _ in FLAT))
 """The column names of a tools table, in order, in both forms."""
 
 BOOL_COLUMNS = frozenset(column for column, key in FLAT if key in BOOL_KEYS)
-"""The columns of a tools table that hold booleans; the others hold text (the MCP Tool column too, in KNIME)."""
+"""The columns of a tools table that hold booleans."""
+
+
+def _kind(key: str) -> ColumnKind:
+    return "boolean" if key in BOOL_KEYS else "string list" if key in LIST_KEYS else "string"
+
+
+COLUMN_KINDS: tuple[tuple[str, ColumnKind], ...] = (
+    (TOOL_COLUMN, "string"),
+    *((name, _kind(key)) for name, key in FLAT),
+)
+"""The tools table's columns in KNIME form, with their kinds: an output spec before any row exists (the MCP Tool
+column holds each tool's JSON text there)."""
+
+
+def flat_type(key: str) -> pa.DataType:
+    """The Arrow type of the readable column whose encoded list is ``key``."""
+    return arrow_type(_kind(key))

@@ -19,12 +19,12 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.table_layout import EXTENSION_NAME, STORAGE, TOOL_COLUMN
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
-from knime_mcp.tools.tool_cells import TableReader, TableServer
+from knime_mcp.tools.tool_cells import TableReader, TableServer, table_tags
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["decode", "decode_struct", "tools_from_arrow", "tools_from_frame", "tools_of"]
+__all__ = ["decode", "decode_struct", "decode_row", "tools_from_arrow", "tools_from_frame", "tools_of"]
 
 _NOT_TOOLS_HINT = "Connect the MCP Tool Provider's output table, or choose the column that holds its MCP tools."
 
@@ -97,13 +97,23 @@ def decode_struct(storage: pa.StructArray, column: str, offset: int = 0) -> list
         row = offset + storage.is_null().to_pylist().index(True)
         raise _not_tools(column, f"row {row} holds a missing value")
     stored = {field.name: _py_values(array) for field, array in zip(storage.type, storage.flatten(), strict=True)}
-    # A table written before these fields existed: its tools keep their hints' face value and run without tasks;
-    # without a tool's seal they count as data.
-    stored.setdefault("annotated", [True] * len(storage))
-    stored.setdefault("task_support", [None] * len(storage))
-    stored.setdefault("seal", [None] * len(storage))
-    stored.setdefault("http", [None] * len(storage))
-    return decode(stored, column, offset)
+    return decode(_with_later_fields(stored, len(storage)), column, offset)
+
+
+def decode_row(row: Mapping[str, Any], column: str) -> MCPTool:
+    """The tool of one struct cell's values: an extension scalar's, which holds no seal of its own."""
+    return decode(_with_later_fields({key: [value] for key, value in row.items()}, 1, seal=False), column)[0]
+
+
+def _with_later_fields(stored: dict[str, list[Any]], rows: int, *, seal: bool = True) -> dict[str, list[Any]]:
+    """``stored`` with the fields a table written before they existed lacks: its tools keep their hints' face value,
+    run without tasks and have no tags; without a tool's seal they count as data (as a lone cell does)."""
+    stored.setdefault("annotated", [True] * rows)
+    for name in ("task_support", "seal", "http", "tags"):
+        stored.setdefault(name, [None] * rows)
+    if not seal:
+        stored["seal"] = [None] * rows
+    return stored
 
 
 def _py_values(array: pa.Array) -> list[Any]:
@@ -149,7 +159,7 @@ class _RowDecoder:
     def __call__(
         self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
         output_text: str | None, read_only: Any, destructive: Any, idempotent: Any, open_world: Any, server: str,
-        notes: Any, annotated: Any, task_support: Any, seal: Any, http_text: str | None,
+        notes: Any, annotated: Any, task_support: Any, seal: Any, http_text: str | None, tags: Any,
     ) -> MCPTool:  # fmt: skip
         flags = (read_only, destructive, idempotent, open_world, annotated is not False)
         hints = self._annotations.get(flags) or self._hints(flags)
@@ -173,6 +183,7 @@ class _RowDecoder:
                 "notes": tuple(notes),
                 "task_support": task_support,
                 "http": http,
+                "tags": table_tags(tags),
             }
         )
 

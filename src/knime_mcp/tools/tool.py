@@ -18,8 +18,10 @@ from knime_mcp.seal import tool_sealer
 from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
 from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.tool_cells import TableReader, ToolWriter, server_to_table
+from knime_mcp.tools.tool_ids import server_address, tool_id
 
 __all__ = [
+    "KIND_LABELS",
     "MCPTool",
     "TaskSupport",
     "ToolAnnotations",
@@ -31,6 +33,10 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 """A tool's ``execution.taskSupport``: whether it may, or must, run as an MCP task; absent means ``forbidden``."""
 
 _TASK_SUPPORTS = frozenset(get_args(TaskSupport))
+
+KIND_LABELS = {"mcp": "MCP", "http": "HTTP", "workflow": "workflow"}
+"""How a tools table's *Kind* column and the tool-call log name a tool's kind (:attr:`MCPTool.kind`; ``workflow``
+for KNIME's workflow tools)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,12 +75,17 @@ class MCPTool:
     http: HttpOperation | None = None
     """For an HTTP tool (:mod:`knime_mcp.http`), the request a call makes to ``server``; None for an MCP tool."""
 
+    tags: tuple[str, ...] = ()
+    """The tags a provider gave the tool (its server's key, a person's tags for the server), by which the agents
+    and the Tool Caller select tools (:mod:`knime_mcp.tools.tags`); not covered by the table's seal."""
+
     def __post_init__(self) -> None:
         """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
         if (
             isinstance(self.name, str) and self.name and isinstance(self.tool_name, str) and self.tool_name
             and isinstance(self.description, str) and (self.title is None or isinstance(self.title, str))
             and isinstance(self.task_support, str) and self.task_support in _TASK_SUPPORTS
+            and type(self.tags) is tuple and all(type(tag) is str for tag in self.tags)
         ):  # fmt: skip
             return  # the usual case, checked at once: a provider makes thousands of tools
         if not isinstance(self.name, str) or not self.name:
@@ -90,6 +101,8 @@ class MCPTool:
                 f"The task_support of tool {self.name!r} is {self.task_support!r}; "
                 f"use one of {', '.join(get_args(TaskSupport))}."
             )
+        if not isinstance(self.tags, tuple) or not all(isinstance(tag, str) for tag in self.tags):
+            raise ConfigError(f"The tags of tool {self.name!r} are not a list of texts.")
 
     @classmethod
     def read(cls, **values: Any) -> MCPTool:
@@ -130,6 +143,21 @@ class MCPTool:
         return "mcp" if self.http is None else "http"
 
     @property
+    def kind_label(self) -> str:
+        """The tools table's *Kind*: ``MCP`` or ``HTTP``."""
+        return KIND_LABELS[self.kind]
+
+    @property
+    def tool_id(self) -> str:
+        """The same for the same tool of the same server in every listing, process and machine
+        (:mod:`knime_mcp.tools.tool_ids`): ``mcp-`` and a hash of the server's address and the server's own name for
+        the tool, or ``http-`` and a hash of the API's base URL, the method and the path."""
+        address = server_address(self.server.target)
+        if self.http is None:
+            return tool_id(address, "mcp", [self.tool_name])
+        return tool_id(address, "http", [self.http.method, self.http.path])
+
+    @property
     def task_required(self) -> bool:
         """A tool that can only run as an MCP task (:mod:`knime_mcp.mcp.tasks`), which KNIME's own Tool type cannot."""
         return self.task_support == "required"
@@ -154,6 +182,7 @@ class MCPTool:
                 "server": server,
                 "task_support": task_support,
                 "http": None,
+                "tags": (),
             }
         )
 
@@ -174,6 +203,7 @@ class MCPTool:
             "notes": list(self.notes),
             "task_support": self.task_support,
             **({"http": self.http.to_dict()} if self.http is not None else {}),
+            **({"tags": list(self.tags)} if self.tags else {}),
             "seal": tool_sealer(self.server)(self.policy_facts),
         }
 

@@ -30,6 +30,7 @@ __all__ = [
     "server_from_table",
     "server_to_table",
     "server_to_table_json",
+    "table_tags",
     "tool_cell",
 ]
 
@@ -50,6 +51,7 @@ class CellTool(Protocol):
     notes: tuple[str, ...]
     task_support: str
     http: HttpOperation | None
+    tags: tuple[str, ...]
 
     @property
     def input_json(self) -> str: ...
@@ -204,6 +206,7 @@ class TableReader(Generic[ToolT]):
                 "notes": tuple(data.get("notes") or ()),
                 "task_support": task_support,
                 "http": http,
+                "tags": table_tags(data.get("tags")),
             }
         )
         if seal is not None and not isinstance(seal, str):
@@ -294,12 +297,13 @@ def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], se
     title = "null" if tool.title is None else _quote(tool.title)
     notes = compact_json(list(tool.notes)) if tool.notes else "[]"
     http = "" if http_text is None else f',"http":{http_text}'
+    tags = f',"tags":{compact_json(list(tool.tags))}' if tool.tags else ""
     return (
         f'{{"name":{_quote(tool.name)},"tool_name":{_quote(tool.tool_name)},"title":{title},'
         f'"description":{_quote(tool.description)},"input_schema":{input_text},'
         f'"parameter_schema":{parameter_text},"output_schema":{output_text or "null"},'
         f'"annotations":{tool.annotations.cell_json},"server":{server},"notes":{notes},'
-        f'"task_support":{_quote(tool.task_support)}{http},"seal":{"null" if seal is None else _quote(seal)}}}'
+        f'"task_support":{_quote(tool.task_support)}{http}{tags},"seal":{"null" if seal is None else _quote(seal)}}}'
     )
 
 
@@ -315,6 +319,15 @@ def schema_texts(tool: CellTool) -> tuple[str, str, str | None, str | None]:
         None if tool.output_schema is None else compact_json(tool.output_schema),
         None if tool.http is None else compact_json(tool.http.to_dict()),
     )
+
+
+def table_tags(value: object) -> tuple[str, ...]:
+    """A tool's tags as a table holds them: a list of texts, or nothing (a table written before tags existed)."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(tag, str) for tag in value):
+        raise ConfigError("The tool's tags are not a list of texts.")
+    return tuple(value)
 
 
 def server_to_table(spec: ServerSpec) -> dict[str, Any]:
