@@ -23,9 +23,9 @@ from PIL import Image
 
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
+from knime_mcp.agent.config import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS
 from knime_mcp.agent.loop import AgentRun, run_agent
 from knime_mcp.agent.tool_offer import SEARCH_TOOL
-from knime_mcp.agent.toolset import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS
 from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.cli.main import main
 from knime_mcp.config import ServerSpec

@@ -90,7 +90,11 @@ class ToolWatch:
         tools take."""
         self._pool = pool
         self._policy = policy
-        self._table = list(table)
+        by_server: dict[ServerSpec, list[MCPTool]] = {}
+        for tool in table:
+            by_server.setdefault(tool.server, []).append(tool)
+        self._given = {server: given_tags(tools) for server, tools in by_server.items()}
+        """Per server, the tags a person gave all its tools in the table: worked out once, not at every listing."""
         self._seen: dict[McpClient, int] = {}
         """Per client, the notifications already followed."""
         self._listed_names: dict[McpClient, set[str]] = {}
@@ -143,7 +147,7 @@ class ToolWatch:
         # out: this listing is only the start
         known = self._listed_names.get(client, set(listed)) | {tool.tool_name for tool in mine}
         self._listed_names[client] = set(listed)
-        given = given_tags(tool for tool in self._table if tool.server == client.spec)
+        given = self._given.get(client.spec, ())
         new = tag_tools(prefix_tools([t for t in fresh if t.tool_name not in known], _prefix(mine)), given)
         offer = self._policy.offer(new)
         for line in offer.warnings:

@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, AskedCall, denial, edited_note
 from knime_mcp.agent.call_log import ToolCallLogEntry, tools_changed_entry
-from knime_mcp.agent.config import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
+from knime_mcp.agent.config import ToolBudget
 from knime_mcp.agent.data import DataRepository, DataTable, collect_call_tables, update_note
 from knime_mcp.agent.result_rendering import images_message, render_result
 from knime_mcp.agent.tool_offer import SEARCH_KIND, ToolOffer
@@ -57,8 +57,6 @@ if TYPE_CHECKING:
     from knime_mcp.config import ServerSpec
 
 __all__ = [
-    "MAX_OFFERED_SPEC_BYTES",
-    "MAX_OFFERED_TOOLS",
     "WORKFLOW_EXECUTION_HINTS",
     "AgentToolset",
     "ToolHooks",

@@ -124,6 +124,7 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--tool-budget",
         type=int,
+        default=MAX_OFFERED_TOOLS,
         metavar="N",
         help=f"the most tools offered to the model at once (default: {MAX_OFFERED_TOOLS}); with more, the model "
         "searches them",
@@ -131,6 +132,7 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--tool-budget-bytes",
         type=int,
+        default=MAX_OFFERED_SPEC_BYTES,
         metavar="BYTES",
         help=f"the most bytes of tool specs offered at once (default: {MAX_OFFERED_SPEC_BYTES:,}); with more, the "
         "model searches them",
@@ -203,11 +205,7 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         trust_all_servers=args.trust_all_servers,
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
-        tool_budget=ToolBudget(
-            tools=MAX_OFFERED_TOOLS if args.tool_budget is None else args.tool_budget,
-            spec_bytes=MAX_OFFERED_SPEC_BYTES if args.tool_budget_bytes is None else args.tool_budget_bytes,
-            pinned=args.pin,
-        ),
+        tool_budget=ToolBudget(tools=args.tool_budget, spec_bytes=args.tool_budget_bytes, pinned=args.pin),
         approval=approval_policy(args),
         tasks=args.tasks,
         server_instructions=args.server_instructions,

@@ -73,12 +73,15 @@ class McpClient:
         pin: PinnedHost | None = None,
         show_sign_in: Callable[[str], None] | None = None,
         requests: ServerRequests | None = None,
+        http_pool: HttpPool | None = None,
     ) -> None:
         """``requests``: how to answer what the server asks of the client (sampling, forms); by default everything
         is declined. ``pin``: for a server from data, the address :mod:`knime_mcp.net.urlguard` checked; every HTTP
         request of every session goes there. ``show_sign_in``: for an OAuth server (:mod:`knime_mcp.auth`), how to
-        tell a person where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run)."""
+        tell a person where to sign in when no stored sign-in serves; None where nobody can sign in (a batch run).
+        ``http_pool``: a pool shared by several servers' clients, which its creator closes; None: one of its own."""
         self.spec = spec
+        self._http_pool = http_pool
         self._pin = pin
         self._keeper = SessionKeeper(
             spec,
@@ -149,8 +152,9 @@ class McpClient:
 
     async def __aenter__(self) -> McpClient:
         try:
-            pool = HttpPool()
-            self._stack.push_async_callback(pool.aclose)
+            if (pool := self._http_pool) is None:
+                pool = HttpPool()
+                self._stack.push_async_callback(pool.aclose)
             task_group = await self._stack.enter_async_context(anyio.create_task_group())
             await self.open_in(task_group, pool)
         except BaseException:

@@ -13,9 +13,7 @@ first and the session pinned to the checked address.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
-
-import anyio
+from contextlib import asynccontextmanager
 
 from knime_mcp.config import CredentialLookup, ServerSpec
 from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY, McpClient
@@ -45,22 +43,12 @@ async def server_client(
         progress(0.05, f"Connecting to {spec.display_name}")
     pin = await check_server(spec, hint=untrusted_hint) if untrusted_hint is not None else None
     client = McpClient(
-        spec, credentials=credentials, pin=pin, show_sign_in=show_sign_in, max_concurrency=max_concurrency
+        spec,
+        credentials=credentials,
+        pin=pin,
+        show_sign_in=show_sign_in,
+        max_concurrency=max_concurrency,
+        http_pool=http_pool,
     )
-    if http_pool is None:
-        async with client:
-            yield client
-        return
-    # As McpClient keeps its own: the task group closes without the caller's error, which it would wrap in a group.
-    sessions = AsyncExitStack()
-    task_group = await sessions.enter_async_context(anyio.create_task_group())
-    try:
-        await client.open_in(task_group, http_pool)
-    except BaseException:
-        await sessions.aclose()
-        raise
-    try:
+    async with client:
         yield client
-    finally:
-        await client.close_sessions()
-        await sessions.aclose()
