@@ -2,13 +2,14 @@
 
 Rounds measured back to back share whatever else the machine is doing, so the per-round ratio stays meaningful on a
 busy machine while the absolute times do not. The side that goes first alternates too. A figure reports every
-round's ratio, their minimum and median, and is judged by the median.
+round's ratio and their minimum, and is judged by the median round: the round whose ratio is the median (the lower
+of the two middle ones for an even count), whose own two times are the ones printed, so the numbers shown always give
+the ratio judged.
 """
 
 from __future__ import annotations
 
 import gc
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -29,18 +30,27 @@ class Rounds:
         return [mine / theirs for mine, theirs in zip(self.ours, self.base, strict=True)]
 
     @property
+    def middle(self) -> int:
+        """The index of the median round: the one whose ratio is the median (the lower middle for an even count)."""
+        ratios = self.ratios
+        return sorted(range(len(ratios)), key=ratios.__getitem__)[(len(ratios) - 1) // 2]
+
+    @property
     def ratio(self) -> float:
-        """The median of the per-round ratios: what a bar is judged by."""
-        return statistics.median(self.ratios)
+        """The median round's ratio: what a bar is judged by."""
+        return self.ratios[self.middle]
 
     def spread(self) -> str:
-        """The per-round ratios, and their minimum and median."""
+        """The per-round ratios, their minimum and the median round's."""
         ratios = self.ratios
         listed = " ".join(f"{ratio:.2f}" for ratio in ratios)
-        return f"rounds {listed}; min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x"
+        return f"rounds {listed}; min {min(ratios):.2f}x, median round {self.ratio:.2f}x"
 
     def medians(self, scale: float = 1.0) -> tuple[float, float]:
-        return statistics.median(self.ours) * scale, statistics.median(self.base) * scale
+        """The median round's own times (ours, baseline), times ``scale``: their quotient is :attr:`ratio`. Each
+        side's own median could come from different rounds and contradict the ratio judged."""
+        middle = self.middle
+        return self.ours[middle] * scale, self.base[middle] * scale
 
 
 @contextmanager

@@ -30,23 +30,23 @@ Call = Callable[[str, dict[str, Any]], Awaitable[str]]
 SLEPT = "Slept 0.05 s."
 
 
-def raw_server(transport: str, url: str | None) -> Any:
-    """What ``mcp.Client`` takes for each transport."""
+def raw_server(transport: str, url: str | None, command: list[str] = DEMO_STDIO) -> Any:
+    """What ``mcp.Client`` takes for each transport (stdio: the server ``command``)."""
     if transport == "stdio":
-        return mcp.StdioServerParameters(command=DEMO_STDIO[0], args=DEMO_STDIO[1:])
+        return mcp.StdioServerParameters(command=command[0], args=command[1:])
     if transport == "sse":
         return sse_client(url or "")
     return url
 
 
-def our_spec(transport: str, url: str | None) -> ServerSpec:
-    target = " ".join(DEMO_STDIO) if transport == "stdio" else url or ""
+def our_spec(transport: str, url: str | None, command: list[str] = DEMO_STDIO) -> ServerSpec:
+    target = " ".join(command) if transport == "stdio" else url or ""
     return ServerSpec(target=target, transport=transport)  # type: ignore[arg-type]
 
 
 @asynccontextmanager
-async def raw_session(transport: str, url: str | None) -> AsyncIterator[Call]:
-    async with mcp.Client(raw_server(transport, url)) as client:
+async def raw_session(transport: str, url: str | None, command: list[str] = DEMO_STDIO) -> AsyncIterator[Call]:
+    async with mcp.Client(raw_server(transport, url, command)) as client:
 
         async def call(name: str, arguments: dict[str, Any]) -> str:
             return (await client.call_tool(name, arguments)).content[0].text  # type: ignore[union-attr]
@@ -55,8 +55,8 @@ async def raw_session(transport: str, url: str | None) -> AsyncIterator[Call]:
 
 
 @asynccontextmanager
-async def our_session(transport: str, url: str | None) -> AsyncIterator[Call]:
-    async with McpClient(our_spec(transport, url)) as client:
+async def our_session(transport: str, url: str | None, command: list[str] = DEMO_STDIO) -> AsyncIterator[Call]:
+    async with McpClient(our_spec(transport, url, command)) as client:
 
         async def call(name: str, arguments: dict[str, Any]) -> str:
             return (await client.call_tool(name, arguments)).text

@@ -1,17 +1,20 @@
 """The benchmark figures, each ours against a baseline doing the same work, in interleaved rounds.
 
-    python benchmarks/run.py [FIGURE ...]
+    python benchmarks/run.py [--slowdown F] [FIGURE ...]
 
 Starts the demo server over Streamable HTTP and SSE on 127.0.0.1 (stdio servers are started by the clients), prints
 each figure as it is measured with every round's ratio, and ends with a Markdown table (machine and date included)
 for the README. Each figure alternates rounds of ours and its baseline (at least five, the side going first
-alternating too), checks every result, and is judged by the median of its per-round ratios; the table shows the
-minimum and the median, so a bar is judged against the noise. Exits 1 when a bar is missed. Arguments choose
-figures by number (``run.py 5 8``); none: all. Method and bars: ``benchmarks/README.md``.
+alternating too), checks every result, and is judged by its median round (the round whose ratio is the median),
+whose own times are the ones printed; the table shows the minimum and that ratio, so a bar is judged against the
+noise. Exits 1 when a bar is missed. Arguments choose figures by number (``run.py 5 8``); none: all. ``--slowdown
+F`` makes the project's own work F times as long (``_slowdown.py``) and says which figures would have failed.
+Method and bars: ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib.metadata
 import os
@@ -24,14 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from _agent import agent_figures
 from _caller import call_table_rounds, caller_rounds, peak_memory_mb
 from _corpus import real_tools
 from _listing import lean_tools, listing_rounds, wire_tools
 from _many_servers import many_servers_rounds
+from _peers import compare_adapters
 from _rounds import Rounds
 from _servers import DEMO_STDIO, FAST_STDIO, demo_server
 from _sessions import compare_concurrent, compare_sequential, compare_sync
+from _slowdown import slowed
+from _slowed_cli import ENV as SLOWDOWN_ENV
 from _startup import cold_starts
+from _tasks import task_figures
 from _tool_search import (
     RECALL_AT,
     Quality,
@@ -51,13 +59,27 @@ from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 ROUNDS = 7
 SEQUENTIAL_CALLS = 300
+PER_CALL_BAR = 1.05
+"""The issue's goal for a call through our client (and through ``SyncMcpClient``) against the raw SDK."""
+ADAPTER_CALLS = 50
+ADAPTER_BAR = 15.0
+"""Reuse against langchain-mcp-adapters' default (a session per call): at least 15x, the issue's goal (13.1x then)."""
+CALLER_ROWS = 2000
+CALLER_BAR = 1.6
+"""Figure 4, the Tool Caller's per-row client cost against an instant server: 1.32x at load 3, 1.95x with that cost
+doubled (``--slowdown 2``); 1.6x lies between (at load 6: 1.76x and 2.62x). The README says why not a call's goal."""
+INSTANT_BAR = 1.8
+"""Figure 7c, ``call-table``'s: 1.26x-1.62x over the four concurrencies (the issue saw 1.3x-1.8x), 2.05x-2.77x with
+that cost doubled; 1.8x lies between at each concurrency."""
+COLD_START_BAR = 1.10
 BURST = 200
 BURST_ROUNDS = 20
 """A burst is short and its rounds scatter widely (0.8x to 1.9x over stdio), so it is measured in more rounds."""
 LISTED_TOOLS = 5000
 CALL_TABLE_ROWS = 1000
 CALL_TABLE_CONCURRENCY = (1, 4, 8, 16)
-MEMORY_ROWS = (50_000, 200_000)
+MEMORY_ROWS = 100_000
+MEMORY_BAR = 1.10
 SCALED_TOOLS = 10_000
 RECALL_FLOOR = 0.45
 """Figure 9's floor: what the search found before stemming and schemas (0.44 at five hits), so a change that loses
@@ -102,7 +124,8 @@ def _judged(number: str, what: str, rounds: Rounds, measured: str, bar: float | 
     spread = f"{min(rounds.ratios):.2f}x / {rounds.ratio:.2f}x"
     if bar is None:
         return Figure(number, what, measured, rounds.ratio, spread, rounds.spread(), "reported, not judged", None)
-    met = rounds.ratio <= bar if at_most else rounds.ratio >= bar
+    shown = round(rounds.ratio, 2)  # judged as printed: "1.05x (≤ 1.05x: MISSED)" would contradict itself
+    met = shown <= bar if at_most else shown >= bar
     bar_text = f"{'≤' if at_most else '≥'} {bar:.2f}x"
     return Figure(number, what, measured, rounds.ratio, spread, rounds.spread(), bar_text, met)
 
@@ -116,7 +139,19 @@ def sequential_figures(urls: dict[str, str | None]) -> Iterator[Figure]:
         rounds = anyio.run(compare_sequential, transport, urls[transport], SEQUENTIAL_CALLS, ROUNDS * 2)
         ours, raw = rounds.medians(1 / SEQUENTIAL_CALLS)
         measured = f"{_ms(ours)} vs {_ms(raw)} ms/call"
-        yield _judged("1", f"{SEQUENTIAL_CALLS} sequential calls vs the raw SDK, {transport}", rounds, measured, 1.10)
+        what = f"{SEQUENTIAL_CALLS} sequential calls vs the raw SDK, {transport}"
+        yield _judged("1", what, rounds, measured, PER_CALL_BAR)
+
+
+def adapters_figure(url: str) -> Iterator[Figure]:
+    rounds = anyio.run(compare_adapters, url, ADAPTER_CALLS, ROUNDS)
+    what = (
+        f"{ADAPTER_CALLS} sequential calls, langchain-mcp-adapters' default (`get_tools()`, a session per call) vs "
+        "`McpClient` on one session, Streamable HTTP"
+    )
+    inverse = Rounds(rounds.base, rounds.ours)
+    theirs, ours = inverse.medians(1 / ADAPTER_CALLS)
+    yield _judged("2", what, inverse, f"{_ms(theirs)} vs {_ms(ours)} ms/call", ADAPTER_BAR, at_most=False)
 
 
 def burst_figures(urls: dict[str, str | None]) -> Iterator[Figure]:
@@ -130,11 +165,14 @@ def burst_figures(urls: dict[str, str | None]) -> Iterator[Figure]:
         yield _judged("3", what, rounds, f"{ours:.3f} vs {raw:.3f} s", 1.10)
 
 
-def caller_figure(url: str) -> Iterator[Figure]:
-    rounds = caller_rounds(url, 400, 8, ROUNDS)
-    ours, raw = rounds.medians()
-    what = "Tool Caller, 400 rows of a 50 ms tool, concurrency 8, vs the raw SDK 8 at a time"
-    yield _judged("4", what, rounds, f"{ours:.2f} vs {raw:.2f} s", 1.10)
+def caller_figure() -> Iterator[Figure]:
+    rounds = caller_rounds(CALLER_ROWS, 8, ROUNDS)
+    ours, raw = (seconds / CALLER_ROWS * 1e6 for seconds in rounds.medians())
+    what = (
+        f"Tool Caller, {CALLER_ROWS:,} rows of an instant tool (`fast_server.py`, stdio), concurrency 8, vs the raw "
+        "SDK 8 at a time, each starting its server"
+    )
+    yield _judged("4", what, rounds, f"{ours:.0f} vs {raw:.0f} µs a row", CALLER_BAR)
 
 
 def listing_figures() -> Iterator[Figure]:
@@ -154,11 +192,11 @@ def listing_figures() -> Iterator[Figure]:
             if sdk:
                 whole = rounds
                 rounds = Rounds([total - parse for total, parse in zip(whole.ours, sdk, strict=True)], whole.base)
-                parse_ms = statistics.median(sdk) * 1000
+                parse_ms = sdk[rounds.middle] * 1000
                 ours_ms, base_ms = rounds.medians(1000)
                 measured = (
-                    f"SDK parse {parse_ms:.0f} ms + ours {ours_ms:.0f} ms vs {base_ms:.0f} ms "
-                    f"(whole path {whole.ratio:.1f}x, the SDK's parse alone {parse_ms / base_ms:.1f}x)"
+                    f"SDK parse {parse_ms:.0f} ms + ours {ours_ms:.0f} ms vs {base_ms:.0f} ms (that round's whole path "
+                    f"{(parse_ms + ours_ms) / base_ms:.1f}x, the SDK's parse alone {parse_ms / base_ms:.1f}x)"
                 )
             else:
                 ours_ms, base_ms = rounds.medians(1000)
@@ -171,46 +209,59 @@ def cold_start_figure(url: str) -> Iterator[Figure]:
     with tempfile.TemporaryDirectory() as folder:
         rounds = cold_starts(url, ROUNDS, Path(folder))
     ours, raw = rounds.medians()
-    yield _judged(
-        "6", "cold start of `knime-mcp tools URL` vs a raw-SDK script", rounds, f"{ours:.2f} vs {raw:.2f} s", 1.3
-    )
+    what = "cold start of `knime-mcp tools URL` vs a raw-SDK script"
+    yield _judged("6", what, rounds, f"{ours:.2f} vs {raw:.2f} s", COLD_START_BAR)
 
 
 def call_table_figures() -> Iterator[Figure]:
     with tempfile.TemporaryDirectory() as folder:
         # An instant server leaves nothing but the client's own work per row, which the raw loop skips (argument
-        # checks, masking, the call record): that cost is reported, the real server's judged.
+        # checks, masking, the call record): judged at a bar that doubling that work fails (7c).
         for number, server, which, bar in (
             ("7", DEMO_STDIO, "the demo server", 1.10),
-            ("7c", FAST_STDIO, "an instant server", None),
+            ("7c", FAST_STDIO, "an instant server", INSTANT_BAR),
         ):
             for concurrency in CALL_TABLE_CONCURRENCY:
                 rounds = call_table_rounds(Path(folder), CALL_TABLE_ROWS, concurrency, ROUNDS, server)
-                ours, raw = (CALL_TABLE_ROWS / seconds for seconds in rounds.medians())
                 what = (
                     f"`knime-mcp call-table`, {CALL_TABLE_ROWS:,} CSV rows to Parquet, concurrency {concurrency}, "
                     f"{which} over stdio, vs a raw-SDK loop doing the same I/O"
                 )
-                extra = (1 / ours - 1 / raw) * 1e6
-                measured = f"{ours:,.0f} vs {raw:,.0f} rows/s ({extra:+.0f} µs a row)"
-                yield _judged(number, what, rounds, measured, bar)
+                yield _judged(number, what, rounds, rows_per_second(rounds, CALL_TABLE_ROWS), bar)
+        raw, raw_s = peak_memory_mb(Path(folder), MEMORY_ROWS, "raw")
         for number, path, what in (
             ("7b", "cli", "`call-table`"),
             ("7d", "caller", "the Tool Caller (`call_table_sync`, batch by batch as the node runs it)"),
         ):
-            (small, small_s), (large, large_s) = (peak_memory_mb(Path(folder), rows, path) for rows in MEMORY_ROWS)
-            rounds = Rounds([large], [small])
-            measured = f"{large:.0f} vs {small:.0f} MB ({large_s:.0f} s, {small_s:.0f} s)"
-            what = f"{what} peak RSS incl. file I/O, {MEMORY_ROWS[1]:,} vs {MEMORY_ROWS[0]:,} rows, fresh processes"
-            yield _judged(number, what, rounds, measured, 1.10)
+            ours, ours_s = peak_memory_mb(Path(folder), MEMORY_ROWS, path)
+            rounds = Rounds([_slowed_memory(ours, raw)], [raw])
+            measured = f"{rounds.ours[0]:.0f} vs {raw:.0f} MB ({ours_s:.0f} s, {raw_s:.0f} s)"
+            what = (
+                f"{what} peak RSS incl. file I/O, {MEMORY_ROWS:,} rows, vs a raw-SDK loop streaming the same CSV "
+                "blocks, fresh processes"
+            )
+            yield _judged(number, what, rounds, measured, MEMORY_BAR)
+
+
+def _slowed_memory(ours: float, raw: float) -> float:
+    """Under ``--slowdown F``: the raw loop's peak plus F times ours' excess over it, computed (a process's peak is not
+    a time to spend again); otherwise ``ours``."""
+    factor = float(os.environ.get(SLOWDOWN_ENV) or 1)
+    return raw + factor * (ours - raw)
+
+
+def rows_per_second(rounds: Rounds, rows: int) -> str:
+    """The median round's rows a second on each side, and what ours took a row more (the ratio is their inverse)."""
+    ours, raw = (rows / seconds for seconds in rounds.medians())
+    return f"{ours:,.0f} vs {raw:,.0f} rows/s ({(1 / ours - 1 / raw) * 1e6:+.0f} µs a row)"
 
 
 def sync_figures(urls: dict[str, str | None]) -> Iterator[Figure]:
-    for transport in ("stdio", "streamable-http"):
+    for transport in TRANSPORTS:
         rounds = anyio.run(compare_sync, transport, urls[transport], SEQUENTIAL_CALLS, ROUNDS * 2)
         ours, base = rounds.medians(1 / SEQUENTIAL_CALLS)
         what = f"`SyncMcpClient`, {SEQUENTIAL_CALLS} sequential calls from a thread vs the raw SDK, {transport}"
-        yield _judged("8", what, rounds, f"{_ms(ours)} vs {_ms(base)} ms/call", 1.10)
+        yield _judged("8", what, rounds, f"{_ms(ours)} vs {_ms(base)} ms/call", PER_CALL_BAR)
 
 
 def _families(result: Quality) -> str:
@@ -307,8 +358,9 @@ def _figures(chosen: set[str]) -> Iterator[Figure]:
         urls: dict[str, str | None] = {"stdio": None, "streamable-http": http_url, "sse": sse_url}
         groups: dict[str, Callable[[], Iterator[Figure]]] = {
             "1": lambda: sequential_figures(urls),
+            "2": lambda: adapters_figure(http_url),
             "3": lambda: burst_figures(urls),
-            "4": lambda: caller_figure(http_url),
+            "4": caller_figure,
             "5": listing_figures,
             "6": lambda: cold_start_figure(http_url),
             "7": call_table_figures,
@@ -316,6 +368,8 @@ def _figures(chosen: set[str]) -> Iterator[Figure]:
             "9": search_quality_figures,
             "10": search_cost_figures,
             "11": many_servers_figure,
+            "12": lambda: agent_figures(_judged, http_url, ROUNDS),
+            "13": lambda: task_figures(Figure, ROUNDS),
         }
         for number, figures in groups.items():
             if not chosen or number in chosen:
@@ -323,18 +377,40 @@ def _figures(chosen: set[str]) -> Iterator[Figure]:
 
 
 def main(argv: list[str]) -> int:
+    factor = None
+    if argv[:1] == ["--slowdown"]:
+        factor, argv = float(argv[1]), argv[2:]
+        os.environ[SLOWDOWN_ENV] = str(factor)
     started = datetime.datetime.now(datetime.UTC)
     machine = _machine()
     print(f"knime-mcp benchmarks, {started:%Y-%m-%d %H:%M} UTC\nmachine: {machine}\n", flush=True)
+    if factor:
+        print(f"--slowdown {factor:g}: the project's own work made {factor:g}x as long (benchmarks/_slowdown.py)\n")
     figures = []
-    for figure in _figures(set(argv)):
-        print(figure.line(), flush=True)
-        figures.append(figure)
+    with slowed(factor) if factor else contextlib.nullcontext():
+        for figure in _figures(set(argv)):
+            print(figure.line(), flush=True)
+            figures.append(figure)
     seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
-    print(f"\nResults of {started:%Y-%m-%d} on {machine} ({seconds:.0f} s):\n")
-    print("| # | figure | ours vs baseline (medians) | ratio: min / median | bar |\n|---|---|---|---|---|")
+    if factor:
+        print(f"\nWith the project's own work {factor:g}x as long ({seconds:.0f} s, load {_load()}):\n")
+        print("\n".join(_sensitivity(figure) for figure in figures))
+        return 0
+    print(f"\nResults of {started:%Y-%m-%d} on {machine} ({seconds:.0f} s, load {_load()}):\n")
+    print("| # | figure | ours vs baseline (median round) | ratio: min / median round | bar |\n|---|---|---|---|---|")
     print("\n".join(figure.row() for figure in figures))
     return 1 if any(figure.met is False for figure in figures) else 0
+
+
+def _sensitivity(figure: Figure) -> str:
+    verdict = {True: "passes: blind to it", False: "fails", None: "not judged"}[figure.met]
+    value = f"{figure.ratio:.2f}{figure.unit}" if figure.unit == "x" else f"{figure.ratio:.3g}{figure.unit}"
+    return f"- {figure.number} ({figure.what}): {value} against {figure.bar}: {verdict}"
+
+
+def _load() -> str:
+    """The load averages (1, 5 and 15 minutes) at the end of the run: absolute times mean little without them."""
+    return " ".join(f"{load:.1f}" for load in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -17,14 +17,14 @@ knext.category(
 )
 
 # Nodes are declared after their category.
-from nodes.agent import AgentPrompter  # noqa: E402
 from nodes.agent_chat import AgentChat  # noqa: E402
-from nodes.caller import MCPToolCaller  # noqa: E402
-from nodes.chat_model import ChatModelConnector  # noqa: E402
-from nodes.http_provider import HTTPToolProvider  # noqa: E402
+from nodes.agent_prompter import AgentPrompter  # noqa: E402
+from nodes.chat_model_connector import ChatModelConnector  # noqa: E402
+from nodes.http_tool_provider import HTTPToolProvider  # noqa: E402
 from nodes.prompt import MCPPrompt  # noqa: E402
-from nodes.provider import MCPToolProvider  # noqa: E402
 from nodes.resource_reader import MCPResourceReader  # noqa: E402
+from nodes.tool_caller import MCPToolCaller  # noqa: E402
+from nodes.tool_provider import MCPToolProvider  # noqa: E402
 
 __all__ = [
     "AgentChat", "AgentPrompter", "ChatModelConnector", "HTTPToolProvider", "MCPPrompt", "MCPResourceReader",

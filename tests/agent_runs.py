@@ -9,9 +9,9 @@ import pandas as pd
 
 import node_host
 from node_contexts import ExecuteContext
-from nodes.agent import AgentPrompter
-from nodes.chat_model import ChatModelConnector
-from nodes.provider import MCPToolProvider
+from nodes.agent_prompter import AgentPrompter
+from nodes.chat_model_connector import ChatModelConnector
+from nodes.tool_provider import MCPToolProvider
 
 API_KEY = "sk-node-canary-5b2e"
 """The chat model's API key, a canary that no output, log or error may hold."""

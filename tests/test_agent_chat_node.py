@@ -25,8 +25,8 @@ from fixtures.processes import alive_pids, child_pids
 from knime_mcp.agent.toolset import WORKFLOW_EXECUTION_HINTS
 from knime_mcp.tools.tool import MCPTool
 from node_contexts import ExecuteContext
-from nodes._chat_sessions import CHAT_SESSIONS
 from nodes.agent_chat import AgentChat
+from nodes.agent_chat.sessions import CHAT_SESSIONS
 from workflow_tools import ExecutesWorkflowTools, workflow_tool, workflow_tools_table
 
 pytestmark = pytest.mark.knime_node

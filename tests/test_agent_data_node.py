@@ -26,9 +26,9 @@ import pytest
 import node_host
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, Reply, answer, tool_calls
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.agent import AgentPrompter
-from nodes.chat_model import ChatModelConnector
-from nodes.provider import MCPToolProvider
+from nodes.agent_prompter import AgentPrompter
+from nodes.chat_model_connector import ChatModelConnector
+from nodes.tool_provider import MCPToolProvider
 from workflow_tools import ExecutesWorkflowTools, StandInToolPort, table_spec, workflow_tool, workflow_tools_table
 
 pytestmark = pytest.mark.knime_node

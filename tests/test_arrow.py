@@ -128,7 +128,8 @@ def test_a_cell_holding_the_keys_it_is_cut_at_reads_back_as_the_tool(tool: MCPTo
     [
         lambda tool: json.dumps(tool.to_dict()),
         lambda tool: json.dumps(dict(reversed(tool.to_dict().items())), separators=(",", ":")),
-        lambda tool: tool.to_json().replace(',"parameter_schema":', ',"parameter_schema": '),
+        lambda tool: tool.to_json().replace(',"annotations":', ',"annotations": '),
+        lambda tool: tool.to_json().replace('{"cell_format":2,', '{"cell_format":2 ,'),
     ],
 )
 def test_a_cell_not_in_the_layout_the_provider_writes_reads_back_as_the_tool(
@@ -365,3 +366,23 @@ def test_a_struct_written_before_annotated_and_task_support_existed_reads_with_t
     (tool,) = tools_from_arrow(pa.table({"MCP Tool": older}))
 
     assert tool.annotations.annotated and tool.annotations.destructive and tool.task_support == "forbidden"
+
+
+def test_the_tags_column_shows_each_tools_own_tags_among_tools_that_share_a_server() -> None:
+    from knime_mcp.tools.http_operation import HttpOperation
+    from knime_mcp.tools.tags import all_tags
+    from knime_mcp.tools.tool import ToolAnnotations
+
+    tools = [
+        make_tool("look", annotations=ToolAnnotations(read_only=True, annotated=True)),
+        make_tool("wipe", annotations=ToolAnnotations(destructive=True, annotated=True)),
+        make_tool("plain"),
+        make_tool("tagged", tags=("team",)),
+        make_tool("request", http=HttpOperation(method="GET", path="/x")),
+        make_tool("look_again", annotations=ToolAnnotations(read_only=True, annotated=True)),
+    ]
+
+    expected = [list(all_tags(tool)) for tool in tools]
+    assert len({tuple(tags) for tags in expected}) == 5
+    assert tools_to_table(tools).column("Tags").to_pylist() == expected
+    assert tools_to_arrow(tools).column("Tags").to_pylist() == expected

@@ -29,7 +29,7 @@ RESULTS = ["Result", "Structured result", "Image", "Other content", "Is error", 
 
 def _caller(**settings: object):  # type: ignore[no-untyped-def]
     import extension  # noqa: F401  (registers the category)
-    from nodes.caller import MCPToolCaller
+    from nodes.tool_caller import MCPToolCaller
 
     node = MCPToolCaller()
     return node_host.set_parameters(node, **settings)
@@ -173,7 +173,7 @@ def test_the_image_column_holds_png_image_cells_missing_where_a_row_failed(demo_
 
 
 def test_tools_whose_credential_is_not_connected_fail_the_node_naming_it(auth_server_url: str, auth_token: str) -> None:
-    from nodes.provider import MCPToolProvider
+    from nodes.tool_provider import MCPToolProvider
 
     # Given the tools of a server that needs a bearer token, listed with the credential holding it
     provider = MCPToolProvider()
@@ -202,7 +202,7 @@ def test_cancel_stops_the_calls_in_flight(demo_stdio_command: list[str]) -> None
 
 def _oauth_tools(url: str) -> knext.Table:
     """What an MCP Tool Provider with OAuth sign-in outputs for ``url``, after the person signed in."""
-    from nodes.provider import MCPToolProvider
+    from nodes.tool_provider import MCPToolProvider
 
     provider = MCPToolProvider()
     provider.server.server = url

@@ -18,14 +18,8 @@ from agent_runs import API_KEY, agent_node, chat_model_port, provider_tools_tabl
 from fakes import scripted_providers as scripted
 from knime_mcp.llm.chat_model import PROVIDERS
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.chat_model import (
-    CHAT_MODEL_PORT_ID,
-    NO_API_KEY,
-    ChatModelConnector,
-    ChatModelSpec,
-    ProviderOptions,
-    chat_model_port_type,
-)
+from nodes.chat_model_connector import NO_API_KEY, ChatModelConnector, ProviderOptions
+from nodes.knime_io.chat_model_port import CHAT_MODEL_PORT_ID, ChatModelSpec, chat_model_port_type
 
 pytestmark = pytest.mark.knime_node
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fakes.fake_chat_session import FakeChatSession
-from nodes._chat_service import ChatViewService, DeclaredMethods
+from nodes.agent_chat.service import ChatViewService, DeclaredMethods
 from view_harness import answer_json_rpc
 
 NOT_DECLARED = [

@@ -1,5 +1,5 @@
-"""The Agent Chat views' session registry (``nodes._chat_sessions``): a chat session no view uses any more is closed,
-with the stdio servers it started, since KNIME calls nothing when a view closes.
+"""The Agent Chat views' session registry (``nodes.agent_chat.sessions``): a chat session no view uses any more is
+closed, with the stdio servers it started, since KNIME calls nothing when a view closes.
 
 Real chat sessions over the real demo server run over stdio; the model is scripted. The registry's clock is the
 test's, so no test sleeps through the idle time.
@@ -18,7 +18,7 @@ from knime_mcp.agent.chat_session import ChatSession
 from knime_mcp.agent.loop import AgentConfig
 from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
-from nodes._chat_sessions import ChatSessions, chat_key
+from nodes.agent_chat.sessions import ChatSessions, chat_key
 from scripted_model import calls, scripted
 
 _IDLE = 600.0

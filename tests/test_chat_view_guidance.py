@@ -1,6 +1,7 @@
 """The Agent Chat page shows what servers say about themselves, in a real headless Chromium over the real chat
-session (the view's data service, src/nodes/_chat_service.py, on :class:`~knime_mcp.agent.chat_session.ChatSession`)
-with the scripted chat model and this project's guidance server over stdio (tests/servers/guidance_server.py):
+session (the view's data service, src/nodes/agent_chat/service.py, on
+:class:`~knime_mcp.agent.chat_session.ChatSession`) with the scripted chat model and this project's guidance server
+over stdio (tests/servers/guidance_server.py):
 
 - the "Server instructions" control lists each server's instructions on request, as text whatever markup they hold;
 - a tool card's result shows the parts the server meant for the person and not those for the model only.
@@ -24,7 +25,7 @@ from knime_mcp.agent.loop import AgentConfig
 from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.tools.tool import MCPTool
-from nodes._chat_service import ChatViewService
+from nodes.agent_chat.service import ChatViewService
 from scripted_model import calls, scripted
 from view_harness import headless_chromium, idle, network_requests, open_chat, say, shown
 

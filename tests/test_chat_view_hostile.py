@@ -2,7 +2,7 @@
 page cannot show (a form's title that is an object, a tool name that is no text) becomes an error card and every
 other event still shows, also when the view opens again; links to private hosts, IP literals and links whose text is
 not their target say where they go before the click, in answers, sign-in cards and URL forms. Over the view's data
-service (src/nodes/_chat_service.py) on a scripted chat session (tests/fakes/fake_chat_session.py)."""
+service (src/nodes/agent_chat/service.py) on a scripted chat session (tests/fakes/fake_chat_session.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
 from fakes.fake_chat_session import FakeChatSession
-from nodes._chat_service import ChatViewService
+from nodes.agent_chat.service import ChatViewService
 from view_harness import ViewHost, headless_chromium, idle, open_chat, say, shown
 
 NOT_TEXT = {"toString": 1, "valueOf": 1}

@@ -1,6 +1,6 @@
 """The Agent Chat page (src/nodes/chat_view) in a real headless Chromium, through KNIME's own
 @knime/ui-extension-service and a stand-in for KNIME's UI (tests/view_harness.py), over the view's data service
-(src/nodes/_chat_service.py) on a scripted chat session (tests/fakes/fake_chat_session.py).
+(src/nodes/agent_chat/service.py) on a scripted chat session (tests/fakes/fake_chat_session.py).
 
 What a person sees and does: a message, an approval card (hints, editable arguments, approve / deny with a reason),
 tool-call cards with status, duration, images and a collapsible result, the answer as Markdown, Stop mid-call,
@@ -22,7 +22,7 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
 from fakes.fake_chat_session import FakeChatSession
-from nodes._chat_service import ChatViewService
+from nodes.agent_chat.service import ChatViewService
 from view_harness import PAGE_FILES, ViewHost, headless_chromium, idle, network_requests, open_chat, say, shown, until
 
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "chat-view.png"

@@ -1,6 +1,6 @@
 """The Agent Chat page in a real headless Chromium over the real chat session: the view's data service
-(src/nodes/_chat_service.py) on :class:`~knime_mcp.agent.chat_session.ChatSession`, with the scripted chat model and
-real MCP servers over stdio (the demo server, tests/servers/chat_server.py), hosted by tests/view_harness.py.
+(src/nodes/agent_chat/service.py) on :class:`~knime_mcp.agent.chat_session.ChatSession`, with the scripted chat model
+and real MCP servers over stdio (the demo server, tests/servers/chat_server.py), hosted by tests/view_harness.py.
 
 A person types, approves or denies the call, watches it, stops it mid-call (the server sees the cancellation), and
 what a tool returns shows as text, whatever markup it holds.
@@ -26,7 +26,7 @@ from knime_mcp.agent.loop import AgentConfig
 from knime_mcp.calls.listing import list_server_tools
 from knime_mcp.config import ServerSpec
 from knime_mcp.tools.tool import MCPTool
-from nodes._chat_service import ChatViewService
+from nodes.agent_chat.service import ChatViewService
 from scripted_model import calls, scripted
 from view_harness import headless_chromium, idle, network_requests, open_chat, say, shown, until
 

@@ -182,7 +182,7 @@ def test_knime_takes_the_conversation_table_with_its_images_as_png_cells_and_as_
     from PIL import Image
 
     import node_host
-    from nodes._images import with_png_cells
+    from nodes.knime_io.images import with_png_cells
 
     # Given a conversation whose first message holds an undecodable image and whose second a chart
     chart = _data_url("PNG", (6, 4))

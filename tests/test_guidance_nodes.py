@@ -22,8 +22,8 @@ from agent_runs import API_KEY, agent_node, chat_model_port, provider_tools_tabl
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from node_contexts import ExecuteContext
-from nodes._chat_sessions import CHAT_SESSIONS
 from nodes.agent_chat import AgentChat
+from nodes.agent_chat.sessions import CHAT_SESSIONS
 
 pytestmark = pytest.mark.knime_node
 

@@ -208,7 +208,7 @@ def test_the_caller_node_fails_only_the_rows_with_hostile_cells_or_images_and_wr
     import node_host
     from knime_mcp.tools.arrow import tools_to_frame
     from node_contexts import ExecuteContext
-    from nodes.caller import MCPToolCaller
+    from nodes.tool_caller import MCPToolCaller
 
     # Given a tools table of the hostile server, and rows of image data: a PNG followed by a web page, and text that
     # is not even ASCII

@@ -31,7 +31,7 @@ from agent_runs import API_KEY, agent_node
 from knime_mcp.llm.chat_model import ChatModelConfig
 from knime_mcp.tools.table_layout import TOOL_COLUMN
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.chat_model import ChatModelPortObject, ChatModelSpec
+from nodes.knime_io.chat_model_port import ChatModelPortObject, ChatModelSpec
 
 pytestmark = [pytest.mark.knime_node, pytest.mark.knime_launcher]
 

@@ -30,16 +30,17 @@ from knime_mcp.errors import CancelledByUser, ConfigError
 from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
 from nodes import CATEGORY
-from nodes._credentials import NO_CREDENTIAL
-from nodes._settings import server_spec
-from nodes.agent import AgentPrompter
 from nodes.agent_chat import AgentChat
-from nodes.caller import MCPToolCaller
-from nodes.chat_model import CHAT_MODEL_PORT_ID, NO_API_KEY, ChatModelConnector, ChatModelPortObject
-from nodes.http_provider import HTTPToolProvider
+from nodes.agent_prompter import AgentPrompter
+from nodes.chat_model_connector import NO_API_KEY, ChatModelConnector
+from nodes.http_tool_provider import HTTPToolProvider
+from nodes.knime_io.chat_model_port import CHAT_MODEL_PORT_ID, ChatModelPortObject
+from nodes.parameters.credentials import NO_CREDENTIAL
+from nodes.parameters.server import server_spec
 from nodes.prompt import MCPPrompt
-from nodes.provider import MCPToolProvider
 from nodes.resource_reader import MCPResourceReader
+from nodes.tool_caller import MCPToolCaller
+from nodes.tool_provider import MCPToolProvider
 
 pytestmark = pytest.mark.knime_node
 launcher_only = pytest.mark.knime_launcher
@@ -57,7 +58,7 @@ NODES: dict[str, Callable[[], Any]] = {
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
 TLS_SETTINGS = ("ca_bundle", "system_trust", "client_cert", "client_key", "key_credential", "skip_verification")
-"""The TLS group's settings (nodes/_tls_settings.py): in the server settings, and on their own in the HTTP Tool
+"""The TLS group's settings (nodes/parameters/tls.py): in the server settings, and on their own in the HTTP Tool
 Provider; all advanced."""
 ADVANCED = {
     "MCPToolProvider": {
@@ -622,7 +623,7 @@ def test_a_node_canceled_while_it_runs_gives_no_output(node_id: str, demo_tools:
 
 
 def test_an_input_without_batches_is_read_from_its_schema_where_knimes_own_reading_fails() -> None:
-    from nodes._tables import read_pandas, read_pyarrow
+    from nodes.knime_io.tables import read_pandas, read_pyarrow
 
     # Given an input table without rows, which KNIME hands over without a batch
     table = node_host.source_table(pa.table({"values": pa.array([], pa.list_(pa.float64()))}))

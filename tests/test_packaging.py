@@ -71,7 +71,7 @@ called (without ``id=``, KNIME takes the class name)."""
 
 def test_every_node_declares_its_id_explicitly_and_the_ids_never_change() -> None:
     declared = {}
-    for path in (ROOT / "src" / "nodes").glob("*.py"):
+    for path in (ROOT / "src" / "nodes").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and ast.unparse(node.func) == "knext.node":
                 ids = [k.value for k in node.keywords if k.arg == "id" and isinstance(k.value, ast.Constant)]
@@ -98,7 +98,7 @@ def test_one_version_everywhere_the_extension_states_it() -> None:
 
 
 def test_every_icon_a_node_names_is_a_16_by_16_png() -> None:
-    sources = [ROOT / "src" / "extension.py", *(ROOT / "src" / "nodes").glob("*.py")]
+    sources = [ROOT / "src" / "extension.py", *(ROOT / "src" / "nodes").rglob("*.py")]
     named = set()
     for source in sources:
         named |= set(re.findall(r'"(icons/[^"]+\.png)"', source.read_text()))

@@ -125,7 +125,7 @@ def _credential_config(demo_stdio_command: list[str]) -> str:
 def test_configure_warns_which_knime_credentials_a_pasted_configuration_uses(
     demo_stdio_command: list[str], kind: str
 ) -> None:
-    from nodes.provider import MCPToolProvider
+    from nodes.tool_provider import MCPToolProvider
 
     pasted = _credential_config(demo_stdio_command)
     node = _node(kind, pasted) if kind != "provider" else MCPToolProvider()

@@ -124,8 +124,8 @@ def test_the_demo_prompts_chart_is_a_png_image_cell(demo_stdio_command: list[str
 
 
 def test_the_prompts_conversation_starts_an_agent_run_as_its_history(demo_stdio_command: list[str]) -> None:
-    from nodes.agent import AgentPrompter
-    from nodes.chat_model import ChatModelConnector
+    from nodes.agent_prompter import AgentPrompter
+    from nodes.chat_model_connector import ChatModelConnector
 
     # Given the demo server's chart prompt as a conversation, connected to the Agent Prompter's history input
     history = node_host.source_table(_chart_conversation(demo_stdio_command))

@@ -1,4 +1,4 @@
-"""The names the README's Python API section and the core's docstrings show users are exported by ``knime_mcp``,
+"""The names docs/python-api.md and the core's docstrings show users are exported by ``knime_mcp``,
 lazily: each is the object its module defines (``test_packaging`` checks importing the package stays cheap)."""
 
 from __future__ import annotations

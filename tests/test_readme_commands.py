@@ -1,4 +1,5 @@
-"""README.md's "Command line" section is true: its synopsis matches the parser, and every example line runs.
+"""The command line's documentation is true: docs/command-line.md's synopsis matches the parser and mentions every
+flag, and every example line of that page and of README.md's "Command line" section runs.
 
 The examples run in a temporary folder, in order, against servers this test starts on 127.0.0.1: the line that
 backgrounds `demo-server` runs with `--port 0`, and the port it prints replaces 8000 in the later lines; `npx`
@@ -19,7 +20,10 @@ import pytest
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from knime_mcp.cli.main import main
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "docs" / "command-line.md"
+"""The command line's reference page: the synopsis, every flag, the examples."""
+README = ROOT / "README.md"
 
 _DEMO_URL = "http://127.0.0.1:8000"
 _MODEL_URL = "http://localhost:11434/v1"
@@ -42,18 +46,28 @@ _COMMANDS = (
 
 
 def _section() -> str:
+    """The whole reference page."""
+    return REFERENCE.read_text(encoding="utf-8")
+
+
+def _readme_section() -> str:
+    """README.md's short "Command line" section."""
     text = README.read_text(encoding="utf-8")
     return text.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
 
 
-def _fences(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", _section(), re.DOTALL)
+_TEXTS = {"docs/command-line.md": _section, "README.md": _readme_section}
+"""Each text that shows the command line, by where it is."""
 
 
-def _example_lines() -> list[str]:
-    """The lines of the section's bash blocks, with `\\` continuations joined."""
+def _fences(language: str, text: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, re.DOTALL)
+
+
+def _example_lines(text: str) -> list[str]:
+    """The lines of the text's bash blocks, with `\\` continuations joined."""
     lines: list[str] = []
-    for block in _fences("bash"):
+    for block in _fences("bash", text):
         for line in block.replace("\\\n", " ").splitlines():
             if line.strip():
                 lines.append(line.strip())
@@ -64,7 +78,7 @@ def _synopsis() -> dict[str, str]:
     """Each command's synopsis, continuation lines included."""
     synopsis: dict[str, str] = {}
     command = ""
-    for line in _fences("text")[0].splitlines():
+    for line in _fences("text", _section())[0].splitlines():
         words = line.split()
         if words[:1] == ["knime-mcp"]:
             command = words[1]
@@ -89,7 +103,7 @@ def test_every_flag_of_every_command_is_documented_and_the_synopsis_names_only_r
         shown = set(re.findall(r"--[a-z][a-z-]*", synopsis[command]))
         assert shown <= accepted, f"{command}: the synopsis shows flags the parser does not know: {shown - accepted}"
         undocumented = {flag for flag in accepted if f"`{flag}" not in section and flag not in shown}
-        assert not undocumented, f"{command}: flags the README's Command line section does not mention"
+        assert not undocumented, f"{command}: flags docs/command-line.md does not mention: {undocumented}"
     assert "--version" in _help_flags(capsys)
 
 
@@ -128,7 +142,10 @@ def _start_in_background(words: list[str], started: list[subprocess.Popen[str]])
     return found.group(1)
 
 
-def test_every_example_line_of_the_command_line_section_runs(
+@pytest.mark.parametrize(("where", "least_lines"), [("docs/command-line.md", 6), ("README.md", 3)])
+def test_every_example_line_of_the_command_line_documentation_runs(
+    where: str,
+    least_lines: int,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
@@ -136,8 +153,8 @@ def test_every_example_line_of_the_command_line_section_runs(
     demo_server_from_readme: list[subprocess.Popen[str]],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    lines = _example_lines()
-    assert len(lines) >= 6 and all(line.split()[0] in ("knime-mcp", "printf") for line in lines)
+    lines = _example_lines(_TEXTS[where]())
+    assert len(lines) >= least_lines and all(line.split()[0] in ("knime-mcp", "printf") for line in lines)
     demo_url = None
     for line in lines:
         words = shlex.split(line, comments=True)
@@ -159,17 +176,21 @@ def test_every_example_line_of_the_command_line_section_runs(
         else:
             code = main(words[1:])
         out, err = capsys.readouterr()
-        assert code == 0, f"README line failed with exit code {code}: {line}\n{err}"
-        assert out.strip(), f"README line printed nothing: {line}"
-    assert demo_url is not None and (tmp_path / "stats.parquet").is_file()
+        assert code == 0, f"{where} line failed with exit code {code}: {line}\n{err}"
+        assert out.strip(), f"{where} line printed nothing: {line}"
+        if "--output" in words:
+            written = words[words.index("--output") + 1]
+            assert (tmp_path / written).is_file(), f"{where} line wrote no {written}: {line}"
+    assert demo_url is not None
 
 
 def test_no_option_that_takes_a_value_is_said_to_stand_alone(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--approve` takes all, none or ask: neither the README nor a command's help may offer it alone."""
+    """`--approve` takes all, none or ask: neither the documentation nor a command's help may offer it alone."""
     for command in _COMMANDS:
         assert main([command, "--help"]) == 0
         help_text = capsys.readouterr().out
         for flag in set(re.findall(r"(--[a-z][a-z-]*)[ =](?:\{|[A-Z])", help_text)):
             for said in (f"`{flag}` alone", f"{flag} alone"):
-                assert said not in _section(), f"README says {said}, but {command} {flag} takes a value"
+                for where, text in _TEXTS.items():
+                    assert said not in text(), f"{where} says {said}, but {command} {flag} takes a value"
                 assert said not in help_text, f"`{command} --help` says {said}, but {flag} takes a value"

@@ -24,9 +24,9 @@ from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
-from nodes.agent import AgentPrompter
-from nodes.caller import MCPToolCaller
-from nodes.provider import MCPToolProvider
+from nodes.agent_prompter import AgentPrompter
+from nodes.tool_caller import MCPToolCaller
+from nodes.tool_provider import MCPToolProvider
 
 pytestmark = pytest.mark.knime_node
 

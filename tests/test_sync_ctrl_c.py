@@ -24,6 +24,17 @@ _LINES_TRIED = 20
 """How many lines of the waiting thread a press is pinned to, one per run: some rounds of the poll loop."""
 
 
+@pytest.fixture(autouse=True)
+def _foreground_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as a program in a terminal's foreground has it: a test command run as a script's
+    background job inherits SIGINT ignored, and Python then installs no handler, so a press would reach nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @contextmanager
 def _ctrl_c_at_line(number: int, ready: threading.Event) -> Iterator[list[str]]:
     """Press Ctrl-C (SIGINT to this thread) as the ``number``-th line of :mod:`knime_mcp.mcp.sync` runs in this

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import knext_bootstrap
-from nodes._tables import arrow_batches, read_pandas, read_pyarrow
+from nodes.knime_io.tables import arrow_batches, read_pandas, read_pyarrow
 
 pytestmark = pytest.mark.knime_node
 

@@ -19,7 +19,7 @@ from knime_mcp.calls.pool import ClientPool
 from knime_mcp.config import ServerSpec, Timeouts
 from knime_mcp.errors import ToolCallError, ToolTimeoutError
 from knime_mcp.mcp.client import McpClient
-from knime_mcp.mcp.tasks import MAX_STATUS_CHARS
+from knime_mcp.mcp.tasks import MAX_STATUS_CHARS, MIN_POLL_SECONDS
 
 pytestmark = pytest.mark.anyio
 
@@ -243,6 +243,38 @@ async def test_a_poll_interval_longer_than_the_call_timeout_still_polls_the_task
         # When it is called, the task is polled within the call timeout, and its result comes back
         result = await client.call_tool("slow_report", {"topic": "hourly"}, tasks=True, task_support="optional")
     assert result.text == "Report on hourly"
+
+
+async def test_a_task_is_polled_at_the_servers_interval_however_long_its_status_stays_the_same(
+    npm_peers: NodePeers, tmp_path: Path
+) -> None:
+    # Given a task of two 2 s stages that asks to be polled every 50 ms, and a server that notes each tasks/get
+    polls = tmp_path / "polls.txt"
+    spec = _task_server_spec(npm_peers, "--stage-ms", "2000", "--poll-ms", "50", "--polls", str(polls))
+    async with McpClient(spec) as client:
+        # When it runs to its report
+        result = await client.call_tool("slow_report", {"topic": "paced"}, tasks=True, task_support="optional")
+    # Then the server was polled at its pace throughout: 80 polls at 50 ms with no time spent answering, at least
+    # 32 if each took 75 ms (a busy machine). Waits growing by half from 50 ms while a status stays the same can fit
+    # at most 16 (eight in each 2 s stage, every sleep at least what was asked), whatever the load.
+    assert result.text == "Report on paced"
+    assert len(polls.read_text().splitlines()) >= 32
+
+
+async def test_a_server_that_asks_to_be_polled_without_pause_is_polled_at_most_every_50_ms(
+    npm_peers: NodePeers, tmp_path: Path
+) -> None:
+    # Given a task of two 250 ms stages whose pollInterval is 0
+    polls = tmp_path / "polls.txt"
+    spec = _task_server_spec(npm_peers, "--stage-ms", "250", "--poll-ms", "0", "--polls", str(polls))
+    async with McpClient(spec) as client:
+        # When it runs to its report
+        started = anyio.current_time()
+        result = await client.call_tool("slow_report", {"topic": "eager"}, tasks=True, task_support="optional")
+        waited = anyio.current_time() - started
+    # Then each poll came at least 50 ms after the one before (however slowly the machine ran), not back to back
+    assert result.text == "Report on eager"
+    assert 1 <= len(polls.read_text().splitlines()) <= waited / MIN_POLL_SECONDS + 1
 
 
 def test_a_spec_without_the_longest_call_writes_the_json_it_wrote_before() -> None:

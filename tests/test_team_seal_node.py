@@ -43,7 +43,7 @@ def _team(key: str) -> ExecuteContext:
 @pytest.fixture
 def team_tools(machine: Callable[[str], None]) -> knext.Table:
     """The demo server's echo as machine A lists it with the team's key."""
-    from nodes.provider import MCPToolProvider
+    from nodes.tool_provider import MCPToolProvider
 
     machine("a")
     provider = MCPToolProvider()
@@ -58,7 +58,7 @@ def team_tools(machine: Callable[[str], None]) -> knext.Table:
 
 
 def _call(tools: knext.Table, ctx: ExecuteContext, credential: str = "team") -> Any:
-    from nodes.caller import MCPToolCaller
+    from nodes.tool_caller import MCPToolCaller
 
     caller = MCPToolCaller()
     caller.team_seal_key = credential
@@ -95,7 +95,7 @@ def test_the_http_tool_providers_table_is_sealed_with_the_team_key_credential(
 ) -> None:
     from knime_mcp.seal import is_sealed_here, team_seal_key
     from knime_mcp.tools.arrow import tools_from_frame
-    from nodes.http_provider import HTTPToolProvider
+    from nodes.http_tool_provider import HTTPToolProvider
 
     # Given the pet store's operations at the base URL a person set, listed on machine A with the team's key
     machine("a")

@@ -107,7 +107,7 @@ def test_the_http_tool_provider_gives_its_tools_the_kind_http_and_its_tags(http_
 
 
 def _caller(**settings: object) -> Any:
-    from nodes.caller import MCPToolCaller
+    from nodes.tool_caller import MCPToolCaller
 
     return node_host.set_parameters(MCPToolCaller(), **{"tool__name": "", "tool__tags": "", **settings})
 

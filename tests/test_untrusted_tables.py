@@ -280,7 +280,7 @@ def test_a_tool_a_provider_listed_here_stays_sealed_through_both_table_forms() -
 
 def _caller_node(tool_name: str):  # type: ignore[no-untyped-def]
     import extension  # noqa: F401  (registers the category)
-    from nodes.caller import MCPToolCaller
+    from nodes.tool_caller import MCPToolCaller
 
     node = MCPToolCaller()
     node.tool.name = tool_name

@@ -61,7 +61,7 @@ def workflow_tools_table(tools: Sequence[Any], monkeypatch: Any, table: Any = No
     """An Agent Prompter tools table: the rows of ``table`` (default: one row per tool) and a "Workflow Tool" column
     holding ``tools`` in its first rows, missing cells below. On KNIME's real API these are KNIME's WorkflowTool cells;
     the stand-in has no such column type, so there the column holds the tools' names and the node's cell reader
-    (``nodes._agent_setup._cells``, patched with ``monkeypatch``) returns the tools."""
+    (``nodes.knime_io.tools_table._cells``, patched with ``monkeypatch``) returns the tools."""
     import pyarrow as pa
 
     import node_host
@@ -79,7 +79,7 @@ def workflow_tools_table(tools: Sequence[Any], monkeypatch: Any, table: Any = No
 
         return with_column(workflow_tool_cells(cells))
     monkeypatch.setattr(
-        "nodes._agent_setup._cells", lambda arrow, column: list(tools) if column == "Workflow Tool" else []
+        "nodes.knime_io.tools_table._cells", lambda arrow, column: list(tools) if column == "Workflow Tool" else []
     )
     return with_column(pa.array([None if cell is None else cell.name for cell in cells], pa.string()))
 

@@ -7,19 +7,20 @@ import logging
 import knime.extension as knext
 
 from nodes import CATEGORY
-from nodes._conversation import conversation_schema, knime_conversation
-from nodes._errors import knime_errors
-from nodes._server import (
+from nodes.knime_io.connection import check_servers, chosen_connection
+from nodes.knime_io.conversation import conversation_schema, knime_conversation
+from nodes.knime_io.errors import knime_errors
+from nodes.knime_io.tables import arrow_batches
+from nodes.knime_io.warnings import add_warning
+from nodes.parameters.auth import AuthSettings
+from nodes.parameters.server import (
     RowErrorOptions,
-    check_servers,
-    chosen_connection,
+    ServerSettings,
     on_error,
     pasted_config_parameter,
     server_key_parameter,
 )
-from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
-from nodes._tables import arrow_batches
-from nodes._warnings import add_warning
+from nodes.parameters.timeouts import TimeoutSettings
 
 LOGGER = logging.getLogger(__name__)
 

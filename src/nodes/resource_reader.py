@@ -8,19 +8,21 @@ from typing import TYPE_CHECKING
 import knime.extension as knext
 
 from nodes import CATEGORY
-from nodes._errors import knime_errors
-from nodes._images import with_png_cells
-from nodes._server import (
+from nodes.knime_io.connection import check_servers, chosen_connection
+from nodes.knime_io.errors import knime_errors
+from nodes.knime_io.images import with_png_cells
+from nodes.knime_io.tables import arrow_batches, knime_columns
+from nodes.knime_io.warnings import add_warning
+from nodes.parameters.auth import AuthSettings
+from nodes.parameters.column_types import is_string_column
+from nodes.parameters.server import (
     RowErrorOptions,
-    check_servers,
-    chosen_connection,
+    ServerSettings,
     on_error,
     pasted_config_parameter,
     server_key_parameter,
 )
-from nodes._settings import AuthSettings, ServerSettings, TimeoutSettings
-from nodes._tables import arrow_batches, is_string_column, knime_columns
-from nodes._warnings import add_warning
+from nodes.parameters.timeouts import TimeoutSettings
 
 if TYPE_CHECKING:
     from knime_mcp.catalog.resource_reader import ReaderOptions

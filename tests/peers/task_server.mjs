@@ -4,7 +4,7 @@
 // plainly the SDK runs the same task and answers when it ends, with no status seen by the client.
 //
 //   node task_server.mjs [--stage-ms MS] [--poll-ms MS] [--status-chars N] [--get-delay-ms MS]
-//                        [--create-delay-ms MS] [--marks FILE]
+//                        [--create-delay-ms MS] [--marks FILE] [--polls FILE]
 //
 // --poll-ms: the pollInterval the task announces (default 100). --status-chars: each status message padded with
 // "x" to N characters (a server that says too much). --get-delay-ms: tasks/get answered that late (a slow server:
@@ -13,6 +13,7 @@
 // learns which task to cancel only from that answer).
 // --marks: each task's end written to FILE as it happens ("started", "cancelled" by tasks/cancel, "completed"), so a
 // test reads on disk what the server saw even after the client stopped it.
+// --polls: a line written to FILE for each tasks/get the server answers (how often the client polled).
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -31,6 +32,7 @@ const STATUS_CHARS = Number(option("--status-chars", 0));
 const GET_DELAY_MS = Number(option("--get-delay-ms", 0));
 const CREATE_DELAY_MS = Number(option("--create-delay-ms", 0));
 const MARKS = option("--marks", null);
+const POLLS = option("--polls", null);
 const STAGES = ["Counting rows", "Writing the report"];
 
 function mark(word) {
@@ -60,9 +62,10 @@ const server = new McpServer(
   },
 );
 
-if (GET_DELAY_MS > 0) {
+if (GET_DELAY_MS > 0 || POLLS) {
   server.server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
-    await new Promise((resolve) => setTimeout(resolve, GET_DELAY_MS));
+    if (POLLS) appendFileSync(POLLS, "polled\n");
+    if (GET_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, GET_DELAY_MS));
     return { ...(await store.getTask(request.params.taskId, extra.sessionId)) };
   });
 }

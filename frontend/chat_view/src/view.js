@@ -1,5 +1,5 @@
 /**
- * The chat: renders the session's events (see src/nodes/_chat_service.py) and sends what the person does through
+ * The chat: renders the session's events (see src/nodes/agent_chat/service.py) and sends what the person does through
  * the data service: init, send, poll, stop, decide, answer_form, and instructions (the servers' own words, shown on
  * request). While a turn runs it polls for new events.
  */

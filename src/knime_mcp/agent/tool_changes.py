@@ -1,17 +1,24 @@
-"""Following the servers' tool lists through an agent run: after ``notifications/tools/list_changed``, or after a
-call of a tool of a server that declared its tool list may change, the server's tools are listed again and the agent
-offers the new set from its next model call (the loop binds the tools offered now to each model call, in a run and in
-a chat alike).
+"""Following the servers' tool lists through an agent run: when a server may have changed its tools, they are listed
+again and the agent offers the new set from its next model call (the loop binds the tools offered now to each model
+call, in a run and in a chat alike).
 
 Layer: core, between the agent's toolset (above) and the run's :class:`~knime_mcp.calls.pool.ClientPool` (below), whose
-clients count the notifications (:attr:`~knime_mcp.mcp.client.McpClient.tool_list_changes`). Notifications alone
-miss changes: an SDK server on the 2026-07-28 protocol drops the ``list_changed`` an ``mcp`` 1.x-style tool sends
-during a call, and one sent on another stream may arrive after the call's result; so a server that declared
-``tools.listChanged`` is listed again after every model message whose calls reached it. A server whose last listing
-gave it a lifetime (``ttlMs``, protocol 2026-07-28) is listed again once that has passed, at the next look: after a
-model message's calls, and before each turn of a chat (:meth:`ToolWatch.follow` with nothing called), so a long chat
-sees a changed list without a notification; a listing without one (or 0) changes nothing, and no server is listed
-again on every turn.
+clients count the notifications (:attr:`~knime_mcp.mcp.client.McpClient.tool_list_changes`). A server's tools are
+listed again, at the next look (after a model message's calls, and before each turn of a chat, :meth:`ToolWatch.follow`
+with nothing called), when one of these holds:
+
+- it said so: a ``notifications/tools/list_changed`` arrived since the last look;
+- its last listing outlived the lifetime it gave (``ttlMs``, protocol 2026-07-28; a listing without one, or 0, never
+  goes stale here), so a long chat sees a changed list without a notification;
+- a call may have changed the tools without telling. Notifications alone miss changes: an SDK server on the
+  2026-07-28 protocol drops the ``list_changed`` an ``mcp`` 1.x-style tool sends during a call, and one sent on another
+  stream may arrive after the call's result. So for a server that declared ``tools.listChanged``, the first call of
+  each of its tools is followed by one listing; a tool whose call changed the list while no notification was counted
+  is remembered as one that changes tools silently, and every later call of it is followed by a listing too; any other
+  tool is not followed again (its later changes need a notification or a lifetime): few tools change the list, one
+  that did so unannounced will likely do so again, and a listing after every turn cost about a fifth of each turn's
+  CPU time (benchmark figure 12b). A turn that calls a tool the run called before costs no listing, and a server that
+  never declared ``tools.listChanged`` is listed again only when it says so or its lifetime ran out.
 
 Tools that stay keep the names the tools table gave them; a tool listed again with other annotations (or task
 support) takes the new ones and is judged again by the run's :class:`~knime_mcp.tools.policy.ToolPolicy`, and is no
@@ -28,7 +35,7 @@ server whose first listing failed gets no new tool from the first listing that w
 those. A listed tool that cannot be a tool (no name) is left out with a warning, and the rest are followed.
 
     watch = ToolWatch(pool, policy, table)  # lists each server as its session opens
-    tools, changes = await watch.follow(tools, called={tool.server})
+    tools, changes = await watch.follow(tools, called=[tool])  # the MCP tools the model message's calls reached
 """
 
 from __future__ import annotations
@@ -82,8 +89,8 @@ class ToolChange:
 
 
 class ToolWatch:
-    """Re-lists the tools of every server of the run that said its tool list changed since the last look, or that
-    may change it and was called."""
+    """Re-lists the tools of every server of the run that said its tool list changed since the last look, whose
+    listing went stale, or whose called tools may have changed it without telling (the module's rule)."""
 
     def __init__(self, pool: ClientPool, policy: ToolPolicy, table: Sequence[MCPTool]) -> None:
         """``table``: the tools the run was given, before the policy chose among them, whose tags a server's new
@@ -99,6 +106,10 @@ class ToolWatch:
         """Per client, the notifications already followed."""
         self._listed_names: dict[McpClient, set[str]] = {}
         """Per client, the names of the tools its server listed last."""
+        self._followed: dict[McpClient, set[str]] = {}
+        """Per client, the tools (server's names) whose call was followed by a listing once."""
+        self._silent: dict[McpClient, set[str]] = {}
+        """Per client, the tools whose call changed the tool list with no notification: followed at every call."""
         pool.on_open(self._list_first)
 
     async def _list_first(self, client: McpClient) -> None:
@@ -107,25 +118,39 @@ class ToolWatch:
             self._listed_names[client] = {tool.tool_name for tool in fresh}
 
     async def follow(
-        self, tools: Sequence[MCPTool | LocalTool], called: Collection[ServerSpec] = ()
+        self, tools: Sequence[MCPTool | LocalTool], called: Collection[MCPTool] = ()
     ) -> tuple[list[MCPTool | LocalTool], list[ToolChange]]:
-        """The tool set after the changes the servers announced, or made during a call to one of the ``called``
-        servers, or that their listings' lifetimes allow; what changed; ``tools`` as they are when nothing changed."""
+        """The tool set after the changes the servers announced, or that the ``called`` tools may have made without
+        telling, or that their listings' lifetimes allow; what changed; ``tools`` as they are when nothing changed."""
         current = list(tools)
         changes: list[ToolChange] = []
         for client in self._pool.clients:
             count = client.tool_list_changes
             announced = count != self._seen.get(client, 0)
-            if not announced and not client.tools_stale and not (client.tools_may_change and client.spec in called):
+            suspects = self._suspects(client, called)
+            if not announced and not suspects and not client.tools_stale:
                 continue
             self._seen[client] = count
             fresh = await self._listed(client)
             if fresh is None:
                 continue
+            self._followed.setdefault(client, set()).update(suspects)
             current, change = self._merged(current, client, fresh)
-            if change:
-                changes.append(change)
+            if not change:
+                continue
+            changes.append(change)
+            if not announced and client.tool_list_changes == count:
+                self._silent.setdefault(client, set()).update(suspects)
         return current, changes
+
+    def _suspects(self, client: McpClient, called: Collection[MCPTool]) -> set[str]:
+        """The ``called`` tools of the client's server that may have changed its tools without telling: a tool
+        called for the first time, or one known to change them silently; none when the server never declared that
+        its tools may change."""
+        names = {tool.tool_name for tool in called if tool.server == client.spec}
+        if not names or not client.tools_may_change:
+            return set()
+        return (names - self._followed.get(client, set())) | (names & self._silent.get(client, set()))
 
     async def _listed(self, client: McpClient) -> list[MCPTool] | None:
         """The server's tools now; None (the tools stay as they were) when listing them fails."""

@@ -123,7 +123,7 @@ class AgentToolset:
         approvals: ApprovalGate | None = None,
         budget: ToolBudget | None = None,
     ) -> None:
-        """``watch``: follows the servers' tool list changes after every model message's calls; ``approvals``: asks
+        """``watch``: follows the servers' tool list changes after each model message's calls; ``approvals``: asks
         before the calls its policy names; ``budget``: how many tools the model is offered before it searches."""
         self._dispatcher = dispatcher
         self._approvals = approvals
@@ -179,7 +179,7 @@ class AgentToolset:
         done = [reply for reply in replies if reply is not None]
         self.log.extend(self._scrubbed(reply.entry) for reply in done)
         self._offer.called([call.name for call in calls])
-        await self._follow_tool_changes(turn, self._servers(calls))
+        await self._follow_tool_changes(turn, self._mcp_tools(calls))
         # A denial is a person's decision for the model to work with, not a failure that stops the run.
         errors = [reply.error for reply in done if reply.error is not None and reply.entry.status != "denied"]
         return ToolTurn(self._messages(calls, done), errors)
@@ -233,19 +233,19 @@ class AgentToolset:
         # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
         return reply._replace(note=update_note(added)) if added and reply.result is not None else reply
 
-    def _servers(self, calls: list[_Call]) -> set[ServerSpec]:
-        """The MCP servers the calls reached."""
+    def _mcp_tools(self, calls: list[_Call]) -> list[MCPTool]:
+        """The MCP tools the calls reached."""
         tools = [self._offer.resolve(call.name) for call in calls if call.name in self._offer]
-        return {tool.server for tool in tools if isinstance(tool, MCPTool)}
+        return [tool for tool in tools if isinstance(tool, MCPTool)]
 
     async def follow_tool_changes(self) -> None:
         """Before a chat's next turn: offer what the servers changed since the last look (said so, or listings past
         their lifetime), noted in the log as turn 0."""
-        await self._follow_tool_changes(0, set())
+        await self._follow_tool_changes(0, [])
 
-    async def _follow_tool_changes(self, turn: int, called: set[ServerSpec]) -> None:
-        """Offer the new tool sets of the servers that said their tools changed, or may have changed them during
-        the calls, and note each change in the log."""
+    async def _follow_tool_changes(self, turn: int, called: list[MCPTool]) -> None:
+        """Offer the new tool sets of the servers that said their tools changed, or whose ``called`` tools may have
+        changed them (:mod:`knime_mcp.agent.tool_changes` says when), and note each change in the log."""
         if self._watch is None:
             return
         self._tools, changes = await self._watch.follow(self._tools, called)

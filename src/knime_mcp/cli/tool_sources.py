@@ -4,7 +4,7 @@ run's :class:`~knime_mcp.calls.pool.ClientPool`, as the nodes call them.
 
 A tools file is data, as a tools table is in KNIME: it may have been written anywhere, so the server of a tool is
 used as it is only when the tool's seal fits (the file was written on this machine by ``tools`` or ``http-tools``);
-any other is checked before anything connects (README: "Servers that come from data") unless
+any other is checked before anything connects (docs/security.md, "Servers that come from data") unless
 ``--trust-all-servers``, the nodes' *Trust every server in the tools table*. An OpenAPI document named on the command
 line is chosen by a person, as ``http-tools`` takes it.
 
@@ -197,7 +197,7 @@ def read_tools_file(path: str) -> list[MCPTool]:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            return tools_from_arrow(pq.read_table(path, use_threads=False))  # apache/arrow#34314: see README
+            return tools_from_arrow(pq.read_table(path, use_threads=False))  # apache/arrow#34314: see docs/nodes.md
         with pa.memory_map(path) as source:
             return tools_from_arrow(pa.ipc.open_file(source).read_all())
     except (OSError, ValueError, pa.ArrowException) as exc:

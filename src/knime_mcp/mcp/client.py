@@ -19,16 +19,16 @@ from contextlib import AsyncExitStack, nullcontext
 from dataclasses import replace
 from functools import partial
 from time import monotonic
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import mcp
 import mcp_types
 from anyio.abc import TaskGroup
 
-from knime_mcp.auth import ServerOAuth
 from knime_mcp.config import CredentialLookup, Handshake, ServerSpec
-from knime_mcp.errors import McpToolError, ServerProtocolError, ToolCallError, ToolTimeoutError, scrub
+from knime_mcp.errors import McpToolError, ServerProtocolError, ToolTimeoutError, scrub
+from knime_mcp.mcp.call_checks import declined_error, runs_as_task_here
 from knime_mcp.mcp.deadline import CallDeadline
 from knime_mcp.mcp.diagnostics import Diagnostics
 from knime_mcp.mcp.pages import list_all
@@ -37,7 +37,7 @@ from knime_mcp.mcp.request_sender import RequestSender
 from knime_mcp.mcp.resources import MCPResource, MCPResourceTemplate, ResourceContent, read_contents, read_refused
 from knime_mcp.mcp.server_requests import CallProgress, ServerRequests
 from knime_mcp.mcp.session_keeper import LiveSession, MismatchedResult, SessionKeeper
-from knime_mcp.mcp.tasks import capped, run_task, runs_as_task, task_calls_offered
+from knime_mcp.mcp.tasks import capped, run_task
 from knime_mcp.mcp.tool_listing import ListedTools, listed_tools, refused_listing
 from knime_mcp.mcp.transports import ConcreteTransport
 from knime_mcp.net.breaker import DEFAULT_BREAKER, Circuit, CircuitBreaker
@@ -46,6 +46,9 @@ from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool, TaskSupport
+
+if TYPE_CHECKING:
+    from knime_mcp.auth import ServerOAuth
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "McpClient"]
 
@@ -91,7 +94,11 @@ class McpClient:
             requests=requests or ServerRequests(),
         )
         self._sender = RequestSender(self._keeper, Circuit(breaker))
-        self._limiter = anyio.CapacityLimiter(max_concurrency)
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self._limiter = anyio.Semaphore(max_concurrency)
+        """A semaphore, not a ``CapacityLimiter``: that one books each slot to its task, which costs a call of a
+        fraction of a millisecond several microseconds."""
         self._stack = AsyncExitStack()
         self._tools_fresh_until: float | None = None
         """When the last tool listing goes stale by the server's ``ttlMs`` (monotonic seconds); None without one."""
@@ -304,7 +311,7 @@ class McpClient:
         async def call(session: LiveSession) -> ToolResult:
             declined = len(session.requests.declined)
             deadline = CallDeadline(self.spec.timeouts, timeout)
-            as_task = self._as_task(session, tool_name, task_support, tasks)
+            as_task = runs_as_task_here(session.client.session, tool_name, task_support, tasks, self.server)
             if as_task:
                 send = self._task_sender(session, tool_name, arguments, deadline, report)
             else:
@@ -329,7 +336,7 @@ class McpClient:
                 self._keeper.calls_cancelled = True
                 raise timed_out(deadline, session.diagnostics)
             if reasons := session.requests.declined[declined:]:
-                raise _declined_error(tool_name, reasons, self.server)
+                raise declined_error(tool_name, reasons, self.server)
             return ToolResult.from_sdk(result)
 
         await self._acquire_slot()
@@ -341,21 +348,6 @@ class McpClient:
         finally:
             self._limiter.release()
         return result.masked(self._keeper.secrets)
-
-    def _as_task(self, session: LiveSession, tool_name: str, support: TaskSupport, tasks: bool) -> bool:
-        """Whether this call runs as a task; a tool that requires one on a server that offers none is refused."""
-        if not runs_as_task(support, tasks):
-            return False
-        if task_calls_offered(session.client.session):
-            return True
-        if support == "optional":
-            return False
-        raise ToolCallError(
-            f"Tool {tool_name!r} runs only as an MCP task, but the server does not offer task calls "
-            "(capability tasks.requests.tools.call).",
-            server=self.server,
-            hint="Leave this tool out, or ask the server's maintainers why it lists a task tool without tasks.",
-        )
 
     def _task_sender(
         self,
@@ -382,19 +374,9 @@ class McpClient:
         )
 
     async def _acquire_slot(self) -> None:
-        """A free slot is taken without a trip through the event loop (``async with`` on the limiter always
-        yields once), which a call of a fraction of a millisecond would notice; a full limiter waits."""
+        """A free slot is taken without a trip through the event loop (``async with`` on the semaphore always
+        yields once), which a call of a fraction of a millisecond would notice; a full one waits."""
         try:
             self._limiter.acquire_nowait()
         except anyio.WouldBlock:
             await self._limiter.acquire()
-
-
-def _declined_error(tool_name: str, reasons: list[str], server: str) -> ToolCallError:
-    return ToolCallError(
-        f"Tool {tool_name!r} asked for input, which knime-mcp declined ({'; '.join(reasons)}), so its answer is "
-        "not used.",
-        server=server,
-        hint="Give the tool what it asks for as arguments if it takes them; for a form whose fields all have "
-        "defaults, let the node (or --elicitation defaults) answer with the defaults.",
-    )

@@ -23,8 +23,17 @@ class CallDeadline:
         """``call``: a per-run call timeout that overrides the server's."""
         self.seconds = call or timeouts.call
         self.longest = max(self.seconds, timeouts.progress_max or 0.0)
-        self._start = anyio.current_time()
-        self.scope = anyio.CancelScope(deadline=self._start + self.seconds)
+        self._scope: anyio.CancelScope | None = None
+        self._start = 0.0
+
+    @property
+    def scope(self) -> anyio.CancelScope:
+        """The cancel scope to enter right away, around the whole call; made on first use, as a plain call with a
+        fixed timeout leaves the timeout to the SDK and needs none (making one is a cost per call)."""
+        if self._scope is None:
+            self._start = anyio.current_time()
+            self._scope = anyio.CancelScope(deadline=self._start + self.seconds)
+        return self._scope
 
     @property
     def extends(self) -> bool:
@@ -33,14 +42,14 @@ class CallDeadline:
 
     def extend(self) -> None:
         """Progress was reported: restart the call timeout, within the longest call."""
-        if self.extends:
+        if self.extends and self._scope is not None:
             now = anyio.current_time()
-            self.scope.deadline = min(now + self.seconds, self._start + self.longest)
+            self._scope.deadline = min(now + self.seconds, self._start + self.longest)
 
     @property
     def expired(self) -> bool:
         """Whether the scope cut the call off (its deadline passed)."""
-        return self.scope.cancelled_caught
+        return self._scope is not None and self._scope.cancelled_caught
 
     def describe(self) -> str:
         """The limit in words, for the timeout error."""

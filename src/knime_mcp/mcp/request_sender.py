@@ -10,6 +10,7 @@ safe: it only reads, or it never reached the server. A server that keeps failing
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -54,7 +55,19 @@ class RequestSender:
         towards opening it, any answer closes it again."""
         self._circuit.check()
         try:
-            result = await self._send(send, what=what, repeatable=repeatable)
+            session = self._keeper.current()
+            if session.lost is not None or session.closed.is_set():
+                session = await self._keeper.replace(session)
+            try:
+                # translate_errors, written out: a generator's context manager is a cost every request pays
+                try:
+                    result = await send(session)
+                except McpToolError:
+                    raise
+                except Exception as exc:
+                    raise translate(exc, self.server) from exc
+            except SessionLostError as lost:
+                result = await self._resend(send, session, lost, what=what, repeatable=repeatable)
         except ServerConnectError as exc:
             self._circuit.failed(exc)
             raise
@@ -69,36 +82,37 @@ class RequestSender:
             self._keeper.masked(exc)
             raise
 
-    async def _send(self, send: Callable[[LiveSession], Awaitable[T]], *, what: str, repeatable: bool) -> T:
-        """Send over the current session; after a lost session reconnect once, and resend only if ``repeatable``
-        or the request never ran (otherwise it may or may not have been carried out)."""
-        session = self._keeper.current()
-        if session.lost is not None or session.closed.is_set():
-            session = await self._keeper.replace(session)
+    async def _resend(
+        self,
+        send: Callable[[LiveSession], Awaitable[T]],
+        session: LiveSession,
+        lost: SessionLostError,
+        *,
+        what: str,
+        repeatable: bool,
+    ) -> T:
+        """After ``session`` was lost under a request, reconnect once, and resend only if ``repeatable`` or the
+        request never ran (otherwise it may or may not have been carried out)."""
+        sent = not isinstance(lost, SessionExpiredError)
         try:
-            with translate_errors(self.server):
-                return await send(session)
-        except SessionLostError as lost:
-            sent = not isinstance(lost, SessionExpiredError)
-            try:
-                fresh = await self._keeper.replace(session)
-            except ServerConnectError as failed:
-                if not sent:
-                    raise
-                # The request went out before the server went away: "could not connect" alone would say it never ran.
-                reason = failed.message.rstrip(".")
-                if repeatable:
-                    message = f"The session was lost during {what}, and reconnecting failed ({reason})."
-                    raise SessionLostError(message, server=self.server, hint=failed.hint) from failed
-                self._circuit.failed(failed)
-                hint = f"Reconnecting failed too ({reason}); check the tool's effect once the server is back."
-                raise _outcome_unknown(what, self.server, hint) from failed
-            if sent and not repeatable:
-                raise _outcome_unknown(
-                    what, self.server, "A new session is open; check the tool's effect before calling it again."
-                ) from lost
-            with translate_errors(self.server):
-                return await send(fresh)
+            fresh = await self._keeper.replace(session)
+        except ServerConnectError as failed:
+            if not sent:
+                raise
+            # The request went out before the server went away: "could not connect" alone would say it never ran.
+            reason = failed.message.rstrip(".")
+            if repeatable:
+                message = f"The session was lost during {what}, and reconnecting failed ({reason})."
+                raise SessionLostError(message, server=self.server, hint=failed.hint) from failed
+            self._circuit.failed(failed)
+            hint = f"Reconnecting failed too ({reason}); check the tool's effect once the server is back."
+            raise _outcome_unknown(what, self.server, hint) from failed
+        if sent and not repeatable:
+            raise _outcome_unknown(
+                what, self.server, "A new session is open; check the tool's effect before calling it again."
+            ) from lost
+        with translate_errors(self.server):
+            return await send(fresh)
 
     async def ask(
         self,
@@ -205,9 +219,15 @@ def _servers_own_error(status: int, exc: MCPError) -> bool:
     return exc.error.message not in _STAND_INS and (status == 400 or exc.error.code == METHOD_NOT_FOUND)
 
 
+_KEY_PREFIX = secrets.token_hex(4)
+_KEY_NUMBERS = itertools.count()
+
+
 def _call_key() -> str:
-    """A fresh key to match what the transport saw of a request (an HTTP refusal, a failed write) to the request."""
-    return secrets.token_hex(8)
+    """A fresh key to match what the transport saw of a request (an HTTP refusal, a failed write) to the request:
+    unique in this process by its number, without drawing random bytes per call (which a call of a fraction of a
+    millisecond notices); the random prefix keeps keys of different processes apart in a server's logs."""
+    return f"{_KEY_PREFIX}-{next(_KEY_NUMBERS):x}"
 
 
 def _meta(key: str | None) -> dict[str, Any] | None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -24,7 +25,6 @@ import mcp
 import mcp_types
 from anyio.abc import TaskGroup, TaskStatus
 
-from knime_mcp.auth import ServerOAuth, connect_deadline
 from knime_mcp.config import (
     OAUTH_KINDS,
     CredentialLookup,
@@ -52,6 +52,8 @@ from knime_mcp.net.urlguard import PinnedHost
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+
+    from knime_mcp.auth import ServerOAuth
 
 __all__ = ["CLIENT_INFO", "LiveSession", "MismatchedResult", "SessionKeeper"]
 
@@ -226,12 +228,20 @@ class SessionKeeper:
     def _settings_secrets(self) -> frozenset[str]:
         return resolved_secrets(self.spec, self._credentials)
 
+    @property
+    def _signs_in(self) -> bool:
+        """Whether the sessions sign in with OAuth (:mod:`knime_mcp.auth`, imported only then: a cold start of a
+        command for any other server notices the OAuth client's imports)."""
+        return self.spec.auth.kind in OAUTH_KINDS and self.spec.is_url
+
     def _auth(self) -> httpx2.Auth | None:
         """The OAuth provider of the sessions, made on first use and kept, so that a reconnect reuses the tokens it
         holds."""
-        if self.spec.auth.kind not in OAUTH_KINDS or not self.spec.is_url:
+        if not self._signs_in:
             return None
         if self.oauth is None:
+            from knime_mcp.auth import ServerOAuth
+
             assert self._http is not None
             self.oauth = ServerOAuth(self.spec, self._credentials, self._show_sign_in, pool=self._http)
         return self.oauth.auth
@@ -250,12 +260,8 @@ class SessionKeeper:
         env = resolve_env(self.spec, self._credentials)
         diagnostics = Diagnostics()
         try:
-            with anyio.fail_after(self.spec.timeouts.connect) as handshake:
-                deadline = connect_deadline.set(handshake)
-                try:
-                    return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
-                finally:
-                    connect_deadline.reset(deadline)
+            with anyio.fail_after(self.spec.timeouts.connect) as handshake, self._sign_in_within(handshake):
+                return await self._task_group.start(self._run_session, kind, headers, env, diagnostics)
         except TimeoutError as exc:
             raise self.masked(self._timeout_error(diagnostics)) from exc
         except McpToolError:
@@ -267,6 +273,21 @@ class SessionKeeper:
             if may_fall_back and diagnostics.http_status in FALLBACK_STATUSES and not diagnostics.asked_for_auth:
                 raise _Refused(diagnostics.http_status) from exc
             raise error from exc
+
+    @contextmanager
+    def _sign_in_within(self, handshake: anyio.CancelScope) -> Iterator[None]:
+        """A sign-in during the handshake pauses its deadline (:data:`knime_mcp.auth.connect_deadline`); only a
+        server that signs in has one."""
+        if not self._signs_in:
+            yield
+            return
+        from knime_mcp.auth import connect_deadline
+
+        token = connect_deadline.set(handshake)
+        try:
+            yield
+        finally:
+            connect_deadline.reset(token)
 
     async def _run_session(
         self,

@@ -107,11 +107,12 @@ class _WatchedStdin(ByteSendStream):
     def __init__(self, stream: ByteSendStream, report: Undelivered) -> None:
         self._stream = stream
         self._report = report
+        self._poller = _pipe_poller(stream)
 
     async def send(self, item: bytes) -> None:
         # The SDK writes one message per call, so a failed write is exactly one message that did not get through
         # (a partly written line is one the server cannot have read whole).
-        if _reader_gone(self._stream):
+        if _reader_gone(self._stream, self._poller):
             self._report(item)
             raise anyio.BrokenResourceError("The server's stdin has no reader: the server has exited.")
         try:
@@ -124,24 +125,33 @@ class _WatchedStdin(ByteSendStream):
         await self._stream.aclose()
 
 
-def _reader_gone(stream: ByteSendStream) -> bool:
-    """Whether the pipe has no reader any more (the server exited), so nothing written to it can get through.
-
-    asyncio reports a write to such a pipe (EPIPE) only by closing the pipe's transport a few loop turns later, and
-    the send looks fine meanwhile; so the pipe is asked before the write, on POSIX (elsewhere the write itself
-    fails). anyio keeps the asyncio writer in ``_stream``.
-    """
+def _pipe_poller(stream: ByteSendStream) -> select.poll | None:
+    """A poller of the pipe under ``stream`` (anyio keeps the asyncio writer in ``_stream``), made once per server
+    rather than once per message; None where there is none (not POSIX, not a pipe)."""
     writer = getattr(stream, "_stream", None)
-    if not isinstance(writer, asyncio.StreamWriter):
-        return False
-    if writer.is_closing():
-        return True
+    if not isinstance(writer, asyncio.StreamWriter) or not hasattr(select, "poll"):
+        return None
     pipe = writer.transport.get_extra_info("pipe")
-    if pipe is None or not hasattr(select, "poll"):
-        return False
+    if pipe is None:
+        return None
     poller = select.poll()
     try:
         poller.register(pipe.fileno(), select.POLLOUT)
     except ValueError:
+        return None
+    return poller
+
+
+def _reader_gone(stream: ByteSendStream, poller: select.poll | None) -> bool:
+    """Whether the pipe has no reader any more (the server exited), so nothing written to it can get through.
+
+    asyncio reports a write to such a pipe (EPIPE) only by closing the pipe's transport a few loop turns later, and
+    the send looks fine meanwhile; so the pipe is asked before the write, on POSIX (elsewhere the write itself
+    fails). A closed writer is asked first: its pipe's descriptor may since belong to another file.
+    """
+    writer = getattr(stream, "_stream", None)
+    if isinstance(writer, asyncio.StreamWriter) and writer.is_closing():
+        return True
+    if poller is None:
         return False
     return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))

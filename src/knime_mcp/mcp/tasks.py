@@ -2,13 +2,13 @@
 
 A tool with taskSupport ``required`` always runs as a task, an ``optional`` one when the run asks for tasks (*Run
 long tools as tasks*) and the server offers task-augmented ``tools/call``. The task is polled with ``tasks/get`` at
-the server's poll interval, backing off up to :data:`MAX_POLL_SECONDS` (and to a quarter of the call timeout, however
-long an interval the server asks for); each new status message goes to the call's progress (its first
-:data:`MAX_STATUS_CHARS`); ``input_required`` and ``completed`` fetch ``tasks/result``, which the server answers once
-the task ends (while it waits, the forms and sampling it asks for arrive as ordinary server requests and the run's
-policy answers them). A task cut off (timeout, KNIME cancel, Ctrl-C, agent stop) is cancelled on the server with
-``tasks/cancel``, also when the call was cut off before the server named the task; a server that refuses (the task
-ended meanwhile) changes nothing: the call is still the timeout or the cancel.
+the poll interval the server gives with its latest status (:func:`_poll_wait`), without backing off: the result is
+seen within one interval of the task's end, however long it ran. Each new status message goes to the call's progress
+(its first :data:`MAX_STATUS_CHARS`); ``input_required`` and ``completed`` fetch ``tasks/result``, which the server
+answers once the task ends (while it waits, the forms and sampling it asks for arrive as ordinary server requests and
+the run's policy answers them). A task cut off (timeout, KNIME cancel, Ctrl-C, agent stop) is cancelled on the server
+with ``tasks/cancel``, also when the call was cut off before the server named the task; a server that refuses (the
+task ended meanwhile) changes nothing: the call is still the timeout or the cancel.
 
 mcp 2.3.0 has the task types but leaves tasks out of its per-version result table, so the typed ``send_request``
 checks a ``tools/call`` answer against CallToolResult and refuses the CreateTaskResult. That one request is sent
@@ -31,18 +31,25 @@ from knime_mcp.errors import ToolCallError
 from knime_mcp.tools.tool import TaskSupport
 
 __all__ = [
-    "MAX_POLL_SECONDS", "MAX_STATUS_CHARS", "StatusReport", "capped", "runs_as_task", "run_task", "task_calls_offered",
+    "DEFAULT_POLL_SECONDS", "MAX_POLL_SECONDS", "MAX_STATUS_CHARS", "MIN_POLL_SECONDS", "StatusReport", "capped",
+    "runs_as_task", "run_task", "task_calls_offered",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
-FIRST_POLL_SECONDS = 1.0
-"""The first wait between polls when the server suggests none."""
+DEFAULT_POLL_SECONDS = 1.0
+"""The wait between polls when the server names no interval: the TypeScript SDK's client waits as long (its
+``defaultTaskPollInterval``, also what its task store gives a task created without one), so a server written
+against it is polled at the pace it was tried with; a task's end is seen within a second, and a task of hours costs
+one small request a second."""
+
+MIN_POLL_SECONDS = 0.05
+"""The shortest wait between polls, whatever the server asks: an interval of 0 would otherwise send ``tasks/get``
+back to back for as long as the task runs."""
 
 MAX_POLL_SECONDS = 5.0
-"""Waits between polls grow by half each time the status stays the same, up to this (or a quarter of the call
-timeout, so that a new status is seen in time to extend it): a task of hours is not polled every second, and a
-change is seen within a few seconds. The server's poll interval is held to the same bound: one of an hour would
+"""The longest wait between polls (and at most a quarter of the call timeout, so that a new status is seen in time
+to extend it), whatever the server asks: a task is seen within 5 s of its end, and an interval of an hour would
 otherwise let the call time out before the task was ever polled."""
 
 MAX_STATUS_CHARS = 1024
@@ -185,8 +192,6 @@ async def _follow(
     server: str,
 ) -> mcp_types.CallToolResult:
     """Poll ``task`` until it needs input or ends, then fetch its result."""
-    longest_wait = min(MAX_POLL_SECONDS, timeout / 4)
-    wait = _first_wait(task, longest_wait)
     last: tuple[str, str | None] | None = None
     while True:
         if (task.status, task.status_message) != last:
@@ -194,22 +199,21 @@ async def _follow(
                 await report(task.status_message)
             last = (task.status, task.status_message)
             on_status()
-            wait = _first_wait(task, longest_wait)
-        else:
-            wait = max(min(wait * 1.5, longest_wait), _first_wait(task, longest_wait))
         if task.status in ("failed", "cancelled"):
             raise _ended_error(name, task, server)
         if task.status in ("completed", "input_required"):
             return await _send(session, mcp_types.GetTaskPayloadRequest, task.task_id, mcp_types.CallToolResult, None)
-        await anyio.sleep(wait)
+        await anyio.sleep(_poll_wait(task.poll_interval, timeout))
         task = await _send(session, mcp_types.GetTaskRequest, task.task_id, mcp_types.GetTaskResult, timeout)
 
 
-def _first_wait(task: mcp_types.Task, longest: float) -> float:
-    """The server's poll interval (milliseconds), within sensible bounds: at most ``longest``."""
-    if task.poll_interval is None:
-        return min(FIRST_POLL_SECONDS, longest)
-    return min(max(task.poll_interval / 1000, 0.05), longest)
+def _poll_wait(poll_interval_ms: int | None, timeout: float) -> float:
+    """Seconds to wait before the next ``tasks/get``: the server's ``pollInterval`` (milliseconds) or
+    :data:`DEFAULT_POLL_SECONDS`, held between :data:`MIN_POLL_SECONDS` and :data:`MAX_POLL_SECONDS` and to a
+    quarter of the call ``timeout``. The same every time while the status stays the same: a wait that grew would see
+    a task's end up to that much later than the server offered."""
+    asked = DEFAULT_POLL_SECONDS if poll_interval_ms is None else poll_interval_ms / 1000
+    return min(max(asked, MIN_POLL_SECONDS), MAX_POLL_SECONDS, timeout / 4)
 
 
 def _ended_error(name: str, task: mcp_types.Task, server: str) -> ToolCallError:

@@ -115,14 +115,20 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
     the struct's fields. Each distinct server is serialised and checked for its seal once, without its own seal:
     the table's seal is each tool's (:func:`knime_mcp.seal.tool_sealer`)."""
     writer = ToolWriter()
+    tags_of: dict[tuple[object, ...], tuple[str, ...]] = {}
     rows = []
     for tool in tools:
         texts, server, seal = writer.parts(tool)
         hints = tool.annotations
+        # The Tags column follows from the server, the tool's own tags and its hints, which the tools of a listing
+        # share: worked out once per distinct combination, not per tool.
+        tags_key = (tool.server.name, tool.http is None, tool.tags, hints)
+        if (tags := tags_of.get(tags_key)) is None:
+            tags = tags_of[tags_key] = all_tags(tool)
         readable = (
             tool.name, tool.title, tool.description, texts[0], texts[2],
             hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
-            tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, all_tags(tool),
+            tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, tags,
         )  # fmt: skip
         if cells:
             rows.append((*readable, tool_cell(tool, texts, server, seal)))

@@ -5,7 +5,7 @@ tool's name, description and parameter schema, and the name of a KNIME credentia
 that name (its reader takes the tool's name as the server's tool name). This module says what of an
 :class:`~knime_mcp.tools.tool.MCPTool` such a value can carry, which tools it cannot and why (so the provider nodes
 name them rather than drop them), and which MCPTool a KNIME Tool cell stands for. It knows no ``knime``: the nodes
-build and read the cells (``nodes._knime_tools``).
+build and read the cells (``nodes.knime_io.tools_table``).
 
 A KNIME Tool cell is data, like an unsealed MCP Tool cell: its server is never sealed here, so agent and caller
 nodes check it with the SSRF guard and send it no secret of this machine unless their *Trust every server in the

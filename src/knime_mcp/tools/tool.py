@@ -17,7 +17,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.seal import tool_sealer
 from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
 from knime_mcp.tools.http_operation import HttpOperation
-from knime_mcp.tools.tool_cells import TableReader, ToolWriter, server_to_table
+from knime_mcp.tools.tool_cells import CELL_FORMAT, TableReader, ToolWriter, server_to_table
 from knime_mcp.tools.tool_ids import server_address, tool_id
 
 __all__ = [
@@ -85,7 +85,7 @@ class MCPTool:
             isinstance(self.name, str) and self.name and isinstance(self.tool_name, str) and self.tool_name
             and isinstance(self.description, str) and (self.title is None or isinstance(self.title, str))
             and isinstance(self.task_support, str) and self.task_support in _TASK_SUPPORTS
-            and type(self.tags) is tuple and all(type(tag) is str for tag in self.tags)
+            and type(self.tags) is tuple and (not self.tags or all(type(tag) is str for tag in self.tags))
         ):  # fmt: skip
             return  # the usual case, checked at once: a provider makes thousands of tools
         if not isinstance(self.name, str) or not self.name:
@@ -190,21 +190,25 @@ class MCPTool:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
+        """The tool as a table's cell holds it (:data:`~knime_mcp.tools.tool_cells.CELL_FORMAT`): no parameter
+        schema where it is the input schema, the hints and the server last."""
+        same = self.parameter_schema is self.input_schema or self.parameter_schema == self.input_schema
         return {
+            "cell_format": CELL_FORMAT,
             "name": self.name,
             "tool_name": self.tool_name,
             "title": self.title,
             "description": self.description,
             "input_schema": self.input_schema,
-            "parameter_schema": self.parameter_schema,
+            **({} if same else {"parameter_schema": self.parameter_schema}),
             "output_schema": self.output_schema,
-            "annotations": asdict(self.annotations),
-            "server": server_to_table(self.server),
             "notes": list(self.notes),
             "task_support": self.task_support,
             **({"http": self.http.to_dict()} if self.http is not None else {}),
             **({"tags": list(self.tags)} if self.tags else {}),
             "seal": tool_sealer(self.server)(self.policy_facts),
+            "annotations": asdict(self.annotations),
+            "server": server_to_table(self.server),
         }
 
     def to_json(self) -> str:

@@ -22,6 +22,7 @@ from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_fa
 from knime_mcp.tools.http_operation import HttpOperation
 
 __all__ = [
+    "CELL_FORMAT",
     "CellTool",
     "TableReader",
     "TableServer",
@@ -82,9 +83,8 @@ class TableReader(Generic[ToolT]):
         self._read: dict[str, TableServer] = {}
         self._last: tuple[object, TableServer] | None = None
         self._hints: dict[tuple[tuple[str, Any], ...], ToolAnnotations] = {}
-        self._texts: dict[str, Any] = {}
-        self._hint_texts: dict[str, ToolAnnotations] = {}
-        self._server_text: tuple[str, TableServer] | None = None
+        self._ends: dict[str, tuple[TableServer, ToolAnnotations]] = {}
+        self._end: tuple[str, tuple[TableServer, ToolAnnotations]] | None = None
 
     def read(self, text: str) -> TableServer:
         """The server whose JSON a table holds as ``text``."""
@@ -133,62 +133,59 @@ class TableReader(Generic[ToolT]):
         return self._made(data, server, self.annotations(data.get("annotations") or {}))
 
     def cell(self, text: str) -> ToolT:
-        """:meth:`tool` of a row's JSON cell. A cell in the layout :func:`tool_cell` writes is parsed without what
-        it repeats: a schema the parameter schema equals, and the server and hints of the rows before (a third and
-        more of the text); any other cell is parsed whole."""
-        parts = self._parts(text) if isinstance(text, str) else None
-        if parts is None:
-            return self.tool(from_json(text))
-        data, hints_text, server_text = parts
-        return self._made(data, self._server_of(server_text), self._hints_of(hints_text))
+        """:meth:`tool` of a row's JSON cell. A cell in the layout :func:`tool_cell` writes (:data:`CELL_FORMAT`) is
+        parsed without its hints and server, which it ends with and which the rows of a table share (half a lean
+        cell): their text is compared with the previous row's, or looked up. Any other cell (one written by 0.5.0
+        or by hand) is parsed whole."""
+        if isinstance(text, str) and text.startswith(_FORMAT_HEAD) and (split := self._split(text)) is not None:
+            data, (server, hints) = split
+            return self._made(data, server, hints)
+        return self.tool(from_json(text))
 
-    def _parts(self, text: str) -> tuple[dict[str, Any], str, str] | None:
-        """The cell's fields but the hints and server, and the text of its hints and of its server; None if the
-        cell is not in the writer's layout. The text between the markers is taken for a field's only where it
-        parses as one whole JSON value and the head parses back to the same text: then the cell reads as the
-        fields it was cut into."""
-        cut = _cut(text, "" if self._server_text is None else self._server_text[0])
-        if cut is None:
-            return None
-        head, (input_text, parameter_text, output_text, hints_text, server_text), tail = cut
-        try:
-            data = from_json(head + tail)
-            if data.keys() & _CUT_KEYS or _head(data) != head:
+    def _split(self, text: str) -> tuple[dict[str, Any], tuple[TableServer, ToolAnnotations]] | None:
+        """The cell's fields but the hints and server, and those two, from the end of the cell that holds them;
+        None if the cell does not end with them. The fields are taken only where the text before that end, closed,
+        parses as one JSON object, and the end, opened, as an object of those two keys alone: then the cut is
+        outside any string and value, and the cell reads as a whole parse reads it (where the fields repeat a key
+        of the end, the end's comes last and wins there too)."""
+        end = self._end
+        if end is None or not text.endswith(end[0]):
+            cut = text.rfind(_HINTS)
+            if cut < 0:
                 return None
-            input_schema = from_json(input_text)
-            data["input_schema"] = input_schema
-            data["parameter_schema"] = input_schema if parameter_text == input_text else from_json(parameter_text)
-            data["output_schema"] = from_json(output_text)
-            self._shared(hints_text)
-            if self._server_text is None or self._server_text[0] != server_text:
-                self._shared(server_text)
-            return data, hints_text, server_text
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return None
-
-    def _shared(self, text: str) -> Any:
-        """``text`` parsed, once per table: the rows of a table share a few servers and sets of hints."""
-        if text not in self._texts:
-            self._texts[text] = from_json(text)
-        return self._texts[text]
-
-    def _server_of(self, text: str) -> TableServer:
-        """The server of a cell's server text (parsed by :meth:`_parts`); compared with the previous row's first,
-        as the rows of a table come in runs of one server."""
-        if self._server_text is None or self._server_text[0] != text:
-            self._server_text = (text, self.server(self._texts[text]))
-        return self._server_text[1]
-
-    def _hints_of(self, text: str) -> ToolAnnotations:
-        """The hints of a cell's hints text (parsed by :meth:`_parts`)."""
+            end = (text[cut:], None)
         try:
-            return self._hint_texts[text]
-        except KeyError:
-            hints = self._hint_texts[text] = self.annotations(self._texts[text] or {})
-            return hints
+            data = from_json(text[: len(text) - len(end[0])] + "}")  # an object: the cell starts with its opening
+        except ValueError:
+            return None
+        shared = end[1] or self._shared(end[0])
+        if shared is None:
+            return None
+        self._end = (end[0], shared)
+        return data, shared
+
+    def _shared(self, end: str) -> tuple[TableServer, ToolAnnotations] | None:
+        """The server and hints of a cell's end, ``,"annotations":{…},"server":{…}}``, made once per table (its
+        rows share a few); None for an end that is not that."""
+        if end not in self._ends:
+            try:
+                data = from_json("{" + end[1:])
+            except ValueError:
+                return None
+            if data.keys() != _SHARED_KEYS:
+                return None
+            self._ends[end] = (self.server(data["server"]), self.annotations(data["annotations"] or {}))
+        return self._ends[end]
 
     def _made(self, data: Mapping[str, Any], server: TableServer, hints: ToolAnnotations) -> ToolT:
+        if (cell_format := data.get("cell_format")) not in _FORMATS:
+            raise ConfigError(
+                f"The tool's cell format is {cell_format!r}; this knime-mcp reads formats 1 to {CELL_FORMAT}, so a "
+                "later version may have written it.",
+                hint="Update knime-mcp, or list the tools again with this version.",
+            )
         name, tool_name = data["name"], data["tool_name"]
+        input_schema = data.get("input_schema") or {}
         task_support = data.get("task_support") or "forbidden"
         http = None if data.get("http") is None else HttpOperation.from_dict(data["http"])
         seal = data.get("seal")
@@ -198,8 +195,8 @@ class TableReader(Generic[ToolT]):
                 "tool_name": tool_name,
                 "title": data.get("title"),
                 "description": data.get("description") or "",
-                "input_schema": data.get("input_schema") or {},
-                "parameter_schema": data.get("parameter_schema") or {},
+                "input_schema": input_schema,
+                "parameter_schema": data.get("parameter_schema", input_schema) or {},
                 "output_schema": data.get("output_schema"),
                 "annotations": hints,
                 "server": self.fitting(server, name, tool_name, hints, task_support, http, seal),
@@ -214,51 +211,15 @@ class TableReader(Generic[ToolT]):
         return tool
 
 
-_CUT_KEYS = ("input_schema", "parameter_schema", "output_schema", "annotations", "server")
-"""The fields :func:`tool_cell` writes between the description and the notes, in order."""
+CELL_FORMAT = 2
+"""The layout of the cells :func:`tool_cell` writes: ``cell_format`` first, the tool's own fields, its seal, then
+what the rows of a table share (hints, server), with no parameter schema where it is the input schema. 0.5.0 wrote
+no ``cell_format`` (format 1: the hints and server in the middle); both read, and a later format is refused."""
 
-_INPUT, _PARAMETERS, _OUTPUT, _HINTS, _SERVER = (f',"{key}":' for key in _CUT_KEYS)
-_NOTES = ',"notes":'
-
-
-def _cut(text: str, server: str = "") -> tuple[str, list[str], str] | None:
-    """The cell cut at the markers of :data:`_CUT_KEYS` and of the notes: the text before them, the text of each
-    of those fields, and the text after; None without them in order. Written out, as it runs for every row.
-
-    ``server``: the previous row's server text, which parsed as one whole value; where this row's server text is
-    the same, followed by the notes' marker, it is compared rather than searched (a third of a cell or more)."""
-    # Each search starts where the one before found its marker; once one finds none (-1), the rest search the
-    # last character only and find none either.
-    i = text.find(_INPUT)
-    p = text.find(_PARAMETERS, i)
-    o = text.find(_OUTPUT, p)
-    a = text.find(_HINTS, o)
-    s = text.find(_SERVER, a)
-    start = s + len(_SERVER)
-    if s >= 0 and server and text.startswith(server, start) and text.startswith(_NOTES, start + len(server)):
-        n = start + len(server)
-    else:
-        n = text.find(_NOTES, s)
-        if n < 0:
-            return None
-        server = text[start:n]
-    values = [
-        text[i + len(_INPUT) : p],
-        text[p + len(_PARAMETERS) : o],
-        text[o + len(_OUTPUT) : a],
-        text[a + len(_HINTS) : s],
-        server,
-    ]
-    return text[:i], values, text[n:]
-
-
-def _head(data: Mapping[str, Any]) -> str:
-    """The start of a cell as :func:`tool_cell` writes it for these fields."""
-    title = "null" if data["title"] is None else _quote(data["title"])
-    return (
-        f'{{"name":{_quote(data["name"])},"tool_name":{_quote(data["tool_name"])},"title":{title},'
-        f'"description":{_quote(data["description"])}'
-    )
+_FORMAT_HEAD = f'{{"cell_format":{CELL_FORMAT},'
+_HINTS = ',"annotations":'
+_SHARED_KEYS = {"annotations", "server"}
+_FORMATS = (None, 1, CELL_FORMAT)
 
 
 class ToolWriter:
@@ -291,19 +252,21 @@ class ToolWriter:
 
 
 def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], server: str, seal: str | None) -> str:
-    """:meth:`MCPTool.to_dict` as JSON from parts a table has serialised already: the schemas and HTTP request
-    (:func:`schema_texts`), the server (:meth:`ToolWriter.server`) and the tool's seal."""
+    """:meth:`MCPTool.to_dict` as JSON in the layout of :data:`CELL_FORMAT`, from parts a table has serialised
+    already: the schemas and HTTP request (:func:`schema_texts`), the server (:meth:`ToolWriter.server`) and the
+    tool's seal."""
     input_text, parameter_text, output_text, http_text = texts
     title = "null" if tool.title is None else _quote(tool.title)
+    parameters = "" if parameter_text == input_text else f',"parameter_schema":{parameter_text}'
     notes = compact_json(list(tool.notes)) if tool.notes else "[]"
     http = "" if http_text is None else f',"http":{http_text}'
     tags = f',"tags":{compact_json(list(tool.tags))}' if tool.tags else ""
     return (
-        f'{{"name":{_quote(tool.name)},"tool_name":{_quote(tool.tool_name)},"title":{title},'
-        f'"description":{_quote(tool.description)},"input_schema":{input_text},'
-        f'"parameter_schema":{parameter_text},"output_schema":{output_text or "null"},'
-        f'"annotations":{tool.annotations.cell_json},"server":{server},"notes":{notes},'
-        f'"task_support":{_quote(tool.task_support)}{http}{tags},"seal":{"null" if seal is None else _quote(seal)}}}'
+        f'{_FORMAT_HEAD}"name":{_quote(tool.name)},"tool_name":{_quote(tool.tool_name)},"title":{title},'
+        f'"description":{_quote(tool.description)},"input_schema":{input_text}{parameters},'
+        f'"output_schema":{output_text or "null"},"notes":{notes},"task_support":{_quote(tool.task_support)}'
+        f'{http}{tags},"seal":{"null" if seal is None else _quote(seal)}'
+        f'{_HINTS}{tool.annotations.cell_json},"server":{server}}}'
     )
 
 
