@@ -19,7 +19,7 @@ MAX_MODULE_LINES = 400
 
 
 def lint_imports(sources: Path) -> subprocess.CompletedProcess[str]:
-    """import-linter's check of pyproject.toml's contracts, over the core found first in ``sources``."""
+    """import-linter's check of pyproject.toml's contracts, over the core (and the nodes) found first in ``sources``."""
     command = [
         sys.executable,
         "-c",

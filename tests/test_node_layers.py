@@ -5,30 +5,12 @@ sources that breaks it."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ROOT / "src"
-
-
-def lint_imports(sources: Path) -> subprocess.CompletedProcess[str]:
-    """import-linter's check of pyproject.toml's contracts over the core and the nodes found first in ``sources``."""
-    command = [
-        sys.executable,
-        "-c",
-        "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
-        "--no-cache",
-        "--no-logo",
-        str(ROOT / "pyproject.toml"),
-    ]
-    env = {**os.environ, "PYTHONPATH": str(sources)}
-    return subprocess.run(command, env=env, cwd=sources, capture_output=True, text=True, timeout=300)
+from test_layers import SOURCES, lint_imports
 
 
 @pytest.fixture
