@@ -39,7 +39,7 @@ OLDER_CONVERSATION = ["Role", "Content", "Tool Calls", "Tool Call ID", "Tool Nam
 CONVERSATION = [*OLDER_CONVERSATION, "Image"]
 LOG = [
     "Turn", "Tool Call ID", "Tool", "Kind", "Server", "Arguments", "Status", "Error", "Duration (ms)", "Attempts",
-    "Result Size", "Result", "Approval", "Approval Time",
+    "Result Size", "Result", "Approval", "Approval Time", "App URI", "App bytes",
 ]  # fmt: skip
 
 

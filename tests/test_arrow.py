@@ -55,6 +55,7 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
     assert table.column_names == list(COLUMNS) == [
         "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
         "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes", "Tool ID", "Kind", "Tags",
+        "App",
     ]  # fmt: skip
     assert isinstance(table.schema.field("MCP Tool").type, MCPToolType)
     row = table.drop_columns(["MCP Tool"]).to_pylist()[0]
@@ -73,6 +74,7 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
         "Tool ID": TOOLS[0].tool_id,
         "Kind": "MCP",
         "Tags": ["demo"],
+        "App": None,
     }
 
 

@@ -36,7 +36,8 @@ def _check(bridge: Callable[[str], str], session: FakeChatSession) -> None:
         answer = _ask(bridge, method, params)
         assert answer["error"]["code"] == -32601, (method, answer)
     # Nothing changed: the declared methods still answer, with the settings and the session they had
-    assert _ask(bridge, "init", [])["result"] == {"show_tool_calls": True, "events": [], "running": False}
+    settings = {"show_tool_calls": True, "show_apps": True}
+    assert _ask(bridge, "init", [])["result"] == {**settings, "events": [], "running": False}
     assert _ask(bridge, "send", ["Hello"])["result"] is None
     assert session.events()[0] == {"seq": 1, "type": "user", "text": "Hello"}
 

@@ -102,7 +102,7 @@ SINCE = {
     "provider": "0.5.0", "api_version": "0.5.0",
     "ask_destructive": "0.5.0", "ask_unannotated": "0.5.0", "ask_pattern": "0.5.0", "ask_all": "0.5.0",
     "show_tool_calls": "0.5.0", "initial_message": "0.5.0", "pasted_config": "0.5.0", "server_key": "0.5.0",
-    "team_seal_key": "0.5.0", "fail_on_server_failure": "0.5.0",
+    "team_seal_key": "0.5.0", "show_apps": "0.5.0", "fail_on_server_failure": "0.5.0",
     "selection.tags": "0.5.0", "tool.tags": "0.5.0", "only_tagged": "0.5.0",
     "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
     "tasks": "0.5.0", "server_instructions": "0.5.0",

@@ -6,7 +6,8 @@ waits for a ``UIExtensionResponse`` with the same ``requestId``. :class:`ViewHos
 
 - ``/`` a host page that embeds ``/view/index.html`` in an iframe and answers those messages as KNIME's embedder
   does: a data-service call is posted to ``/rpc`` and its JSON-RPC answer is returned as ``{"result": <string>}``;
-- ``/view/...`` the page's files from disk (``src/nodes/chat_view``, as KNIME serves the node's static resources);
+- ``/view/...`` the page's files from disk (``src/nodes/chat_view`` and its ``fonts/``, as KNIME serves the node's
+  static resources; nothing outside that folder);
 - ``/rpc``: the JSON-RPC request is answered by calling the data service object in the test process by method name
   with the page's arguments, as KNIME's node backend does (``_JsonRpcDataService.handleJsonRpcRequest``).
 
@@ -38,7 +39,14 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 PAGE_DIR = Path(__file__).resolve().parent.parent / "src" / "nodes" / "chat_view"
-PAGE_FILES = ("index.html", "chat.js", "chat.css")
+
+
+def page_files(folder: Path = PAGE_DIR) -> tuple[str, ...]:
+    """The files of a built page folder (the fonts/ subfolder too), as sorted paths relative to it."""
+    return tuple(sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()))
+
+
+PAGE_FILES = page_files()
 BROWSER = ("chromium", "chromedriver")
 """Debian's chromium and chromium-driver, found on PATH: prerequisites of the test command."""
 PATIENCE = 60.0
@@ -69,7 +77,7 @@ window.addEventListener("message", async (message) => {
 </script></body></html>
 """
 
-_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".woff2": "font/woff2"}
 
 
 def answer_json_rpc(service: Any, request: str) -> str:
@@ -120,7 +128,7 @@ class ViewHost:
                     self._reply(200, "text/html", _HOST_PAGE.encode())
                     return
                 file = (PAGE_DIR / self.path.removeprefix("/view/")).resolve()
-                if self.path.startswith("/view/") and file.parent == PAGE_DIR and file.is_file():
+                if self.path.startswith("/view/") and file.is_relative_to(PAGE_DIR) and file.is_file():
                     self._reply(200, _TYPES.get(file.suffix, "application/octet-stream"), file.read_bytes())
                 else:
                     self._reply(404, "text/plain", b"not found")

@@ -128,7 +128,10 @@ class AgentPrompter:
     into the optional conversation input to continue the conversation; *Images* is what is read back, so a
     conversation table without the *Image* column, as earlier versions of this node made, continues as well.
     The *Tool calls* output logs every call with its arguments (secret-looking values redacted), status and
-    duration. The API key is read from the chat model's credential and never appears in any output.
+    duration, and for a tool with an MCP App its *App URI* and *App bytes* (the app read once per run, after the
+    tool's first successful call, so that a chat opened later on the conversation can show it; an app that cannot be
+    read leaves *App bytes* missing and a warning, never a failed call). Tools only their app may call are never
+    offered to the model. The API key is read from the chat model's credential and never appears in any output.
 
     **Data.** As in KNIME's own Agent Prompter, the agent works with a data repository of tables that the model
     refers to by id (0, 1, 2, ... in the order the tables arrive) but never sees: the system message lists each

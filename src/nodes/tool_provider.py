@@ -83,6 +83,11 @@ class MCPToolProvider:
     configuration gives it ("tags": [...]), the *Tags* setting's, and read-only or destructive from the annotations.
     The agent nodes' *Only tools tagged* and the Tool Caller's *Tool tags* select tools by them.
 
+    **App.** A tool whose server gives it an MCP App (an interactive view of its results) has the app's ui:// URI
+    in *App* (missing otherwise), and its MCP Tool cell keeps it, so the Agent Chat shows the app under the tool's
+    calls. A tool only its app may call is listed too (its cell says so); the agent nodes never offer it to the
+    model.
+
     **Roots.** *Folders the server may see (stdio)* lists the folders a stdio server is told it may work in when it
     asks (MCP roots); they travel with the tools table, so the Tool Caller and Agent Prompter offer the same ones.
     Without folders, the server is offered none.

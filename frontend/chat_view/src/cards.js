@@ -32,7 +32,10 @@ export function toolCard(event) {
   );
 }
 
-/** Completes a tool card: status, duration, the PNG images and the result, collapsed. */
+/**
+ * Completes a tool card: status, duration, the PNG images and the result, collapsed; a call the person stopped has no
+ * result, only what became of it (cancelled on its server, or a workflow tool left), which the card says openly.
+ */
 export function endToolCard(card, event) {
   card.dataset.status = event.status;
   card.querySelector(".tool-status").textContent = event.status;
@@ -40,7 +43,8 @@ export function endToolCard(card, event) {
   card.querySelector(".duration").textContent = event.duration_ms == null ? "" : `${(event.duration_ms / 1000).toFixed(1)} s`;
   const images = (event.images ?? []).filter((url) => PNG_DATA_URL.test(url));
   if (images.length) card.append(el("div", { class: "images" }, images.map((src) => el("img", { src, alt: "tool image" }))));
-  card.append(el("details", { class: "result" }, el("summary", {}, "Result"), el("pre", { class: "result-text" }, event.text ?? "")));
+  if (event.status === "cancelled") card.append(el("p", { class: "stop-note" }, event.text ?? ""));
+  else card.append(el("details", { class: "result" }, el("summary", {}, "Result"), el("pre", { class: "result-text" }, event.text ?? "")));
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Entry point: connects to KNIME's data service through @knime/ui-extension-service and starts the chat. */
+import "./guard.js"; // first: installs the message guard before any other module listens
 import { JsonDataService } from "@knime/ui-extension-service";
 import { ChatView } from "./view.js";
 

@@ -1,8 +1,11 @@
 /**
  * The chat: renders the session's events (see src/nodes/agent_chat/service.py) and sends what the person does through
- * the data service: init, send, poll, stop, decide, answer_form, and instructions (the servers' own words, shown on
- * request). While a turn runs it polls for new events.
+ * the data service: init, send, poll, stop, decide, answer_form, instructions (the servers' own words, shown on
+ * request) and app_request (what an MCP App asks for, see apps.js). While a turn runs, or an app waits for an answer,
+ * it polls for new events.
  */
+import { AppRequests } from "./app-requests.js";
+import { Apps, markByApp } from "./apps.js";
 import { approvalCard, endToolCard, signInCard, toolCard } from "./cards.js";
 import { el } from "./dom.js";
 import { formCard } from "./forms.js";
@@ -29,6 +32,10 @@ export class ChatView {
     this.cards = new Map();
     this.forms = new Map();
     this.showToolCalls = true;
+    this.showApps = true;
+    this.appCalls = new Map();
+    this.requests = new AppRequests(call, () => this.poll());
+    this.apps = new Apps(this.requests, (node) => this.add(node));
     this.composer.addEventListener("submit", (event) => {
       event.preventDefault();
       this.send();
@@ -61,6 +68,7 @@ export class ChatView {
   async start() {
     const state = (await this.call("init")) ?? {};
     this.showToolCalls = state.show_tool_calls !== false;
+    this.showApps = state.show_apps !== false;
     this.apply(state.events ?? []);
     this.serverRunning = Boolean(state.running);
     this.update();
@@ -88,19 +96,24 @@ export class ChatView {
     return this.turnOpen || this.serverRunning;
   }
 
-  /** Polls until the turn has ended (its turn_end event seen and the session idle). */
+  /** Whether to keep polling: a turn runs or an app waits for an answer. */
+  expecting() {
+    return this.busy() || this.requests.waiting();
+  }
+
+  /** Polls until the turn has ended (its turn_end event seen and the session idle) and no app waits. */
   async poll() {
     if (this.polling) return;
     this.polling = true;
     try {
-      while (this.busy()) {
+      while (this.expecting()) {
         const answer = await this.call("poll", this.seq);
         if (answer) {
           this.apply(answer.events);
           this.serverRunning = Boolean(answer.running);
           this.update();
         }
-        if (this.busy()) await sleep(POLL_MS);
+        if (this.expecting()) await sleep(POLL_MS);
       }
     } finally {
       this.polling = false;
@@ -140,7 +153,7 @@ export class ChatView {
     switch (event.type) {
       case "user":
         this.streaming = null;
-        this.bubble("user", event.text);
+        markByApp(this.bubble("user", event.text), event);
         break;
       case "assistant_delta":
         this.streaming ??= { text: "", node: this.bubble("assistant", "") };
@@ -155,7 +168,9 @@ export class ChatView {
       case "tool_start":
         this.streaming = null;
         this.status.textContent = `Calling ${event.tool}…`;
-        if (this.showToolCalls) this.cards.set(event.call_id, this.add(toolCard(event)));
+        if (this.showToolCalls) this.cards.set(event.call_id, this.add(markByApp(toolCard(event), event)));
+        // An app's own call answers that app: it shows no second one.
+        if (event.app && this.showApps && !event.by_app) this.appCalls.set(event.call_id, event);
         break;
       case "progress":
         this.status.textContent = `${event.tool}: ${event.text}`;
@@ -163,12 +178,18 @@ export class ChatView {
       case "tool_end": {
         const card = this.cards.get(event.call_id);
         if (card) endToolCard(card, event);
+        const app = this.appCalls.get(event.call_id);
+        this.appCalls.delete(event.call_id);
+        if (app) this.apps.show(app, card ?? null);
         this.status.textContent = "Working…";
         break;
       }
       case "approval":
         this.streaming = null;
-        this.add(approvalCard(event, (choice, args, reason) => this.call("decide", event.call_id, choice, args, reason)));
+        this.add(markByApp(approvalCard(event, (choice, args, reason) => this.call("decide", event.call_id, choice, args, reason)), event));
+        break;
+      case "app_reply":
+        this.requests.settle(event);
         break;
       case "form":
         this.streaming = null;

@@ -48,8 +48,11 @@ LOG_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
     ("Result", "string"),
     ("Approval", "string"),
     ("Approval Time", "string"),
+    ("App URI", "string"),
+    ("App bytes", "long"),
 )
-"""The tool-call log's columns and their kinds."""
+"""The tool-call log's columns and their kinds; the app's came last, so that the columns of earlier logs keep their
+places (a chat's earlier log gets them as missing cells)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +70,13 @@ class ToolCallLogEntry:
 
     approval: ApprovalRecord | None = None
     """A person's decision about the call, and when it was made; None when the call needed no approval."""
+
+    app_uri: str | None = None
+    """The ``ui://`` resource of the tool's MCP App; None for a tool without one."""
+
+    app_bytes: int | None = None
+    """The size of the app's HTML (UTF-8), once a call of the tool succeeded and the app was read
+    (:mod:`knime_mcp.agent.app_reads`); None before, or when the read failed."""
 
     @property
     def kind(self) -> str:
@@ -106,6 +116,8 @@ class ToolCallLogEntry:
             "result": self.result,
             "approval": self.approval and self.approval.choice,
             "approval_time": self.approval and self.approval.time,
+            "app_uri": self.app_uri,
+            "app_bytes": self.app_bytes,
         }
 
     def values(self) -> tuple[Any, ...]:
@@ -114,7 +126,7 @@ class ToolCallLogEntry:
         return (
             self.turn, self.tool_call_id, self.tool, self.kind, record.server, record.arguments_json, record.status,
             record.error, record.duration_ms, record.attempts, self.result_size, self.result,
-            self.approval and self.approval.choice, self.approval and self.approval.time,
+            self.approval and self.approval.choice, self.approval and self.approval.time, self.app_uri, self.app_bytes,
         )  # fmt: skip
 
 

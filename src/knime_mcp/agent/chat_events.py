@@ -22,6 +22,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from knime_mcp.agent.app_calls import AppCalls, text_result
 from knime_mcp.agent.call_log import ToolCallLogEntry
 from knime_mcp.calls.dispatch import CallRecord
 from knime_mcp.errors import scrub
@@ -37,15 +38,16 @@ if TYPE_CHECKING:
     from knime_mcp.conversation import Conversation
     from knime_mcp.tools.results import ToolResult
 
-__all__ = ["STOPPED", "CallTracker", "EventKind", "EventLog", "TurnEvents", "calling_server"]
+__all__ = ["STOPPED", "CallTracker", "EventKind", "EventLog", "TurnEvents", "calling_server", "stopped_text"]
 
 EventKind = Literal[
     "user", "assistant_delta", "assistant", "tool_start", "tool_end", "progress", "approval", "form", "sign_in",
-    "error", "turn_end",
+    "error", "turn_end", "app_reply",
 ]  # fmt: skip
 
 STOPPED = "The call was cancelled: the person stopped the turn before it ended."
-"""The error of a call a stopped turn cut off, in the log and for the model."""
+"""What the model is told of a call a stopped turn cut off or never made; the log and the call's card say more
+(:func:`stopped_text`)."""
 
 calling_server: contextvars.ContextVar[str] = contextvars.ContextVar("calling_server", default="")
 """The display name of the server the current tool call goes to: a session opened for the call (and its OAuth
@@ -89,7 +91,7 @@ class _InFlight:
             server=_server(self.origin) or None,
             arguments=redact(self.arguments),
             status="cancelled",
-            error=STOPPED,
+            error=stopped_text(self.origin),
             duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
         )
         return ToolCallLogEntry(turn=self.turn, tool_call_id=self.call_id, tool=self.tool, record=record, result=None)
@@ -159,6 +161,8 @@ class TurnEvents(CallTracker):
         self._secrets = tuple(secrets)
         self._answer: list[str] = []
         self._progress: dict[str, str] = {}
+        self.apps = AppCalls()
+        """The calls of tools with an app, for the apps' views."""
 
     def delta(self, text: str) -> None:
         """A piece of the answer, as the model generates it."""
@@ -171,13 +175,15 @@ class TurnEvents(CallTracker):
         if text:
             self._log.add("assistant", text=text)
 
-    def earlier(self, history: Sequence[BaseMessage]) -> None:
+    def earlier(self, history: Sequence[BaseMessage], tools: Sequence[MCPTool | LocalTool] = ()) -> None:
         """The conversation so far as the chat's first events, so a page opened again shows it: the person's and the
         assistant's messages, and each answered tool call as an ended card (its server and duration are in the log,
-        not the conversation)."""
+        not the conversation); a call of a tool among ``tools`` (by name) that has an app shows the app again, with
+        the reply's text as its result."""
         from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
         replies = {m.tool_call_id: m for m in history if isinstance(m, ToolMessage)}
+        by_name = {tool.name: tool for tool in tools}
         for message in history:
             if isinstance(message, HumanMessage):
                 self._log.add("user", text=message.text)
@@ -188,14 +194,16 @@ class TurnEvents(CallTracker):
                     call_id = str(call["id"])
                     if (reply := replies.get(call_id)) is None:
                         continue  # a call left unanswered (awaiting approval): the turn to come answers it
+                    app = self.apps.started(call_id, by_name.get(call["name"]), call["args"])
                     self._log.add(
                         "tool_start", call_id=call_id, tool=call["name"], server="", kind="",
-                        arguments=redact(call["args"]),
+                        arguments=redact(call["args"]), **({"app": app} if app else {}),
                     )  # fmt: skip
+                    text = scrub(within_fences("tool-output", reply.text), self._secrets)
+                    self.apps.answered(call_id, text_result(text, reply.status == "error"))
                     self._log.add(
                         "tool_end", call_id=call_id, status="error" if reply.status == "error" else "ok",
-                        duration_ms=None, text=scrub(within_fences("tool-output", reply.text), self._secrets),
-                        images=[],
+                        duration_ms=None, text=text, images=[],
                     )  # fmt: skip
 
     def new_turn(self) -> None:
@@ -204,14 +212,27 @@ class TurnEvents(CallTracker):
         self._progress.clear()
 
     def started(
-        self, turn: int, call_id: str, tool: str, origin: MCPTool | LocalTool | None, arguments: dict[str, Any]
+        self,
+        turn: int,
+        call_id: str,
+        tool: str,
+        origin: MCPTool | LocalTool | None,
+        arguments: dict[str, Any],
+        by_app: str | None = None,
     ) -> None:
-        self.answered()
-        super().started(turn, call_id, tool, origin, arguments)
+        """A call starts: the model's (in the turn: its answer so far is whole, and a stop ends the call), or one an
+        app made (``by_app``, its name: outside any turn, and its tool's own app is not shown again inside it)."""
+        if by_app is None:
+            self.answered()
+            super().started(turn, call_id, tool, origin, arguments)
         server = _server(origin)
         calling_server.set(server)
         kind = origin.kind if origin is not None else "unknown"
-        self._log.add("tool_start", call_id=call_id, tool=tool, server=server, kind=kind, arguments=redact(arguments))
+        app = self.apps.started(call_id, origin, arguments) if by_app is None else None
+        marks = {"app": app} if app else {"by_app": by_app} if by_app else {}
+        self._log.add(
+            "tool_start", call_id=call_id, tool=tool, server=server, kind=kind, arguments=redact(arguments), **marks
+        )
 
     def progress(self, tool: str, text: str) -> None:
         """A running MCP call's progress line or task status (``progress``), unless it says again what its tool's
@@ -222,6 +243,7 @@ class TurnEvents(CallTracker):
 
     def ended(self, entry: ToolCallLogEntry, result: ToolResult | None) -> None:
         super().ended(entry, result)
+        self.apps.ended(entry.tool_call_id, result, entry.error, self._secrets)
         text, images = entry.error or "", []
         if result is not None:
             shown = result.for_audience("user")
@@ -243,9 +265,20 @@ class TurnEvents(CallTracker):
         for entry in entries:
             self._log.add(
                 "tool_end", call_id=entry.tool_call_id, status="cancelled", duration_ms=entry.duration_ms,
-                text=STOPPED, images=[],
+                text=entry.error or STOPPED, images=[],
             )  # fmt: skip
         return entries
+
+
+def stopped_text(origin: MCPTool | LocalTool | None) -> str:
+    """What the log and the call's card say of a call a stop cut off: an MCP server was told to stop it (with
+    ``notifications/cancelled``, by closing the call's stream on Streamable HTTP at 2026-07-28, or ``tasks/cancel``
+    for a task); a workflow tool was only left, as it runs on in KNIME's thread until it ends."""
+    if isinstance(origin, MCPTool) and origin.kind == "mcp":
+        return f"Cancelled on the server: the person stopped the turn, and {_server(origin)} was told to stop the call."
+    if origin is not None and origin.kind == "workflow":
+        return "Stopped: the person stopped the turn before the workflow tool ended; its outcome is not used."
+    return STOPPED
 
 
 def _server(origin: MCPTool | LocalTool | None) -> str:

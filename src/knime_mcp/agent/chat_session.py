@@ -8,7 +8,8 @@ blocking portal held for the session's lifetime); the faces call the synchronous
 own threads and read what happened as numbered events (:mod:`knime_mcp.agent.chat_events`).
 
 - :meth:`ChatSession.stop` cancels the turn: calls in flight are cancelled, which the MCP SDK tells each server
-  with ``notifications/cancelled``; their tool messages say they were stopped, so the chat can go on.
+  (``notifications/cancelled``; on the 2026-07-28 Streamable HTTP protocol, the call's closed stream is the
+  cancellation); their tool messages say they were stopped, so the chat can go on.
 - The session is the run's approver: a call the policy (``config.approval``) names waits on an ``approval`` event
   for :meth:`ChatSession.decide`; *Allow for this session* holds for the whole chat.
 - A server's form (elicitation) waits on a ``form`` event for :meth:`ChatSession.answer_form`, whose content is
@@ -21,6 +22,9 @@ own threads and read what happened as numbered events (:mod:`knime_mcp.agent.cha
 - Before each turn, the tools the servers changed since the last one are offered (a change they announced, or a
   tool list past the lifetime its server gave it, :mod:`knime_mcp.agent.tool_changes`).
 - :meth:`ChatSession.instructions` is what the servers say about themselves, for a person who asks.
+- A call of a tool that has an app (MCP Apps) names it on its ``tool_start``; the app, shown under the call, asks the
+  chat through :meth:`ChatSession.app_request` (its view, its server's tools and resources, a message), answered as
+  ``app_reply`` events (:mod:`knime_mcp.agent.app_requests`).
 
     with ChatSession(model, tools, config=AgentConfig()) as chat:
         chat.send("What is 2 + 3?")
@@ -41,7 +45,9 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, get_args
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from knime_mcp.agent.approval import ApprovalRequest, Choice, Decision
+from knime_mcp.agent.app_requests import AppRequests, message_text
+from knime_mcp.agent.approval import ApprovalRequest, Choice, Decision, SessionApprover
+from knime_mcp.agent.approval_gate import ApprovalGate
 from knime_mcp.agent.chat_events import EventLog, TurnEvents, calling_server
 from knime_mcp.agent.loop import DEFAULT_SYSTEM_MESSAGE, AgentConfig, AgentParts, AgentRun, assembled
 from knime_mcp.auth.signin import LinkOnly
@@ -119,13 +125,20 @@ class ChatSession(AbstractContextManager["ChatSession"]):
         ``open_browser``: whether an OAuth sign-in also opens the system browser (a page opens the link on a click)."""
         self._log = EventLog()
         self._turn_events = TurnEvents(self._log, [secret for secret in secrets if secret])
-        self._turn_events.earlier(history)
+        self._turn_events.earlier(history, tools)
         show_sign_in = self._sign_in if open_browser else LinkOnly(self._sign_in)
+        # One approver for the model's calls and the apps': one "Allow for this session".
+        approver = SessionApprover(_Person(self))
         self._assemble = lambda: assembled(
             model, tools, system_message=system_message, history=history, config=config, credentials=credentials,
             secrets=secrets, data=data, show_sign_in=show_sign_in, forms=self._ask_form, hooks=self._turn_events,
-            stream=self._turn_events.delta, approver=_Person(self), call_progress=self._turn_events.progress,
+            stream=self._turn_events.delta, approver=approver, call_progress=self._turn_events.progress,
         )  # fmt: skip
+        self._apps = AppRequests(
+            self._log, self._turn_events, ApprovalGate(config.approval, approver), config.policy, tools,
+            [secret for secret in secrets if secret],
+        )  # fmt: skip
+        self._app_request_ids = itertools.count(1)
         self._context = contextvars.copy_context()
         """What the session was made in (a node's team seal key, :func:`knime_mcp.seal.team_seal_key`): its turns
         run in it, whichever thread sends."""
@@ -163,6 +176,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
         try:
             self._parts_cm = portal.wrap_async_context_manager(self._assemble())
             self._parts = self._parts_cm.__enter__()
+            self._apps.open(self._parts)
         except BaseException as exc:
             self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
             raise
@@ -176,8 +190,10 @@ class ChatSession(AbstractContextManager["ChatSession"]):
         self._idle.wait()
         assert self._portal_cm is not None and self._parts_cm is not None
         with self._lock:
-            self._portal = None
+            portal, self._portal = self._portal, None
+        assert portal is not None
         try:
+            portal.call(self._apps.cancel)  # the apps' requests under way end before their sessions close
             self._parts_cm.__exit__(None, None, None)
         finally:
             self._portal_cm.__exit__(None, None, None)
@@ -196,6 +212,31 @@ class ChatSession(AbstractContextManager["ChatSession"]):
 
     def send(self, text: str) -> None:
         """Start a turn with the person's message; it runs in the background."""
+        self._start(text)
+
+    def app_request(self, call_id: str, method: str, params: dict[str, Any] | None = None) -> str:
+        """An app's request (the app of call ``call_id``; :mod:`knime_mcp.agent.app_requests`): its id, at once; the
+        answer comes as the ``app_reply`` event with that ``request_id``, as it may wait for a person's approval."""
+        portal = self._open_portal()
+        request_id = f"app-request-{next(self._app_request_ids)}"
+        if method != "ui/message":
+            self._context.copy().run(
+                portal.start_task_soon, self._apps.answer, request_id, call_id, method, params or {}
+            )
+            return request_id
+        try:  # a message starts a turn, as the person's does
+            app = portal.call(self._apps.app_name, call_id)
+            if self.running:
+                raise ConfigError("The app's message was not sent: the assistant is still answering.")
+            self._start(message_text(params), by_app=app)
+        except McpToolError as exc:
+            self._apps.refuse(request_id, str(exc))
+        else:
+            self._log.add("app_reply", request_id=request_id, result={})
+        return request_id
+
+    def _start(self, text: str, by_app: str | None = None) -> None:
+        """Start a turn with a message: the person's, or an app's (``by_app``, its name, on the ``user`` event)."""
         if not text.strip():
             raise ConfigError("The message is empty.", hint="Type a message before sending it.")
         with self._lock:
@@ -204,8 +245,9 @@ class ChatSession(AbstractContextManager["ChatSession"]):
                 raise ConfigError("The assistant is still answering.", hint="Wait for the answer, or stop it.")
             self._idle.clear()
             self._stop_asked = False
-        self._log.add("user", text=text)
-        self._context.copy().run(portal.start_task_soon, self._turn, text)
+        self._log.add("user", text=text, **({"by_app": by_app} if by_app else {}))
+        said = text if by_app is None else f"[Sent by the {by_app}, not typed by the person.] {text}"  # for the model
+        self._context.copy().run(portal.start_task_soon, self._turn, said)
 
     def stop(self) -> None:
         """End the running turn: cancel its calls in flight (on the servers too) and its open forms."""
@@ -303,7 +345,7 @@ class ChatSession(AbstractContextManager["ChatSession"]):
     async def _ask_approval(self, request: ApprovalRequest) -> Decision | None:
         waiting: _Waiting[Decision | None] = _Waiting(None)
         self._approvals[request.call_id] = waiting
-        self._log.add("approval", **request.to_dict())
+        self._log.add("approval", **request.to_dict(), **self._apps.by_app(request.call_id))
         try:
             await waiting.event.wait()
         finally:

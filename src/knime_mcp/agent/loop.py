@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.server_guidance import ServerInstructions
     from knime_mcp.agent.toolset import AgentToolset, ToolHooks, ToolTurn
-    from knime_mcp.calls.dispatch import LocalTool, ToolProgress
+    from knime_mcp.calls.dispatch import Dispatcher, LocalTool, ToolProgress
+    from knime_mcp.calls.pool import ClientPool
     from knime_mcp.conversation import Conversation
     from knime_mcp.mcp.server_requests import FormAsker
     from knime_mcp.mcp.sync import Interrupt, ProgressCallback
@@ -196,8 +197,9 @@ class AgentRun:
     warnings: list[str] = field(default_factory=list)
     """MCP tools the model was not offered and why, offered tools without annotations (see
     :meth:`ToolPolicy.offer`), and the pinned tools over the tool budget (see
-    :attr:`~knime_mcp.agent.toolset.AgentToolset.warnings`), for a node warning; they are logged as warnings too (the
-    CLI's stderr)."""
+    :attr:`~knime_mcp.agent.toolset.AgentToolset.warnings`), and the MCP Apps that could not be read for the
+    tool-call log (:class:`~knime_mcp.agent.app_reads.AppReads`), for a node warning; they are logged as warnings
+    too (the CLI's stderr)."""
 
     awaiting: list[ApprovalRequest] = field(default_factory=list)
     """The calls the run stopped at, awaiting approval; run again with the conversation and decisions to resume."""
@@ -216,6 +218,10 @@ class AgentParts(NamedTuple):
     """See :attr:`AgentRun.warnings`."""
     instructions: Callable[[], Awaitable[list[ServerInstructions]]]
     """What the servers say about themselves (a chat shows it on request): :meth:`ServerGuidance.listed`."""
+    dispatcher: Dispatcher
+    """How the toolset's calls run (the tool policy, timeouts, retries): a chat's apps call their server's tools so."""
+    pool: ClientPool
+    """The run's sessions, one per server: a chat's apps read and list their own server's resources through it."""
 
 
 @asynccontextmanager
@@ -308,7 +314,7 @@ async def assembled(
             prepare=guidance.ready,
         )  # fmt: skip
         warnings = [*offer.warnings, *left_out, *toolset.warnings]
-        yield AgentParts(agent, conversation, toolset, warnings, guidance.listed)
+        yield AgentParts(agent, conversation, toolset, warnings, guidance.listed, dispatcher, pool)
 
 
 async def run_agent(
@@ -369,6 +375,6 @@ async def run_agent(
             calls.settle_stopped(conversation, parts.toolset.log)
     log, awaiting = parts.toolset.log, list(parts.toolset.awaiting)
     return AgentRun(
-        conversation=conversation, log=log, failure=failure, warnings=parts.warnings, awaiting=awaiting,
-        interrupted=interrupted,
+        conversation=conversation, log=log, failure=failure, warnings=[*parts.warnings, *parts.toolset.apps.warnings],
+        awaiting=awaiting, interrupted=interrupted,
     )  # fmt: skip

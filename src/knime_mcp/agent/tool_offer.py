@@ -14,6 +14,10 @@ the tool behind a name the model calls. Every tool of the table has one model-fa
   for. A search itself is never asked about under approval: it reaches no server. A tool of the table called by its
   exact name before it was found runs (the model guessed it right, and every check applies as to an offered tool)
   and is offered from then on; a name no tool has is answered with a hint to search.
+
+A tool only its MCP App may call (:attr:`~knime_mcp.tools.tool.MCPTool.app_only`) is never offered, found or
+called here, whatever the budget: to the model it does not exist (its app reaches it through the chat's app
+requests).
 """
 
 from __future__ import annotations
@@ -119,8 +123,9 @@ class ToolOffer:
 
     def update(self, tools: Sequence[Tool]) -> None:
         """Offer ``tools`` (at the start, and after a server changed its tools): the found tools that are gone are
-        dropped; :attr:`warnings` says what the budget did."""
-        named = ToolNameMap([(tool.name, tool) for tool in tools]).items()
+        dropped; :attr:`warnings` says what the budget did. App-only tools are left out."""
+        offered = [(tool.name, tool) for tool in tools if not (isinstance(tool, MCPTool) and tool.app_only)]
+        named = ToolNameMap(offered).items()
         self._specs, self._sizes = {}, {}
         if self._fits([name for name, _ in named], named):
             self._names: ToolNameMap[Tool] = ToolNameMap(named)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import anyio
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from knime_mcp.agent.app_reads import AppReads
 from knime_mcp.agent.approval_gate import NONE_ASKED, ApprovalGate, AskedCall, denial, edited_note
 from knime_mcp.agent.call_log import ToolCallLogEntry, tools_changed_entry
 from knime_mcp.agent.config import ToolBudget
@@ -146,6 +147,9 @@ class AgentToolset:
         """Secret values the run resolved: a server may echo them (in a result, an error), and they must reach
         neither the model nor the log."""
         self.log: list[ToolCallLogEntry] = []
+        self.apps = AppReads(dispatcher.read_app)
+        """The MCP Apps of the tools called, each read once after its tool's first successful call; their warnings
+        (an app that could not be read) are the run's too."""
 
     @property
     def specs(self) -> list[dict[str, Any]]:
@@ -230,8 +234,17 @@ class AgentToolset:
             reply = reply._replace(entry=replace(reply.entry, approval=record), said=said)
         if isinstance(tool, MCPTool):
             added += self._records(call, reply)
+            if tool.app_uri is not None:
+                reply = await self._with_app(tool, reply)
         # The note goes after the output cap (see _fenced): however long the output, the new tables' ids get through.
         return reply._replace(note=update_note(added)) if added and reply.result is not None else reply
+
+    async def _with_app(self, tool: MCPTool, reply: _Reply) -> _Reply:
+        """The reply with the tool's app in its log entry: read after the tool's first successful call, as read
+        for any later call."""
+        app = await self.apps.app(tool) if reply.entry.status == "ok" else self.apps.known(tool)
+        entry = replace(reply.entry, app_uri=tool.app_uri, app_bytes=None if app is None else app.size)
+        return reply._replace(entry=entry)
 
     def _mcp_tools(self, calls: list[_Call]) -> list[MCPTool]:
         """The MCP tools the calls reached."""

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from tenacity import RetryCallState
 
     from knime_mcp.calls.pool import ClientPool
+    from knime_mcp.mcp.app_resource import AppResource
     from knime_mcp.tools.http_operation import HttpOperation
 
 __all__ = [
@@ -228,6 +229,15 @@ class Dispatcher:
             attempts=max(attempts, 1),
         )
         return CallOutcome(result=result, record=record, error=error)
+
+    async def read_app(self, tool: MCPTool) -> AppResource:
+        """The MCP App of ``tool`` (its :attr:`~MCPTool.app_uri`), read from its server's session and vetted; a
+        :class:`~knime_mcp.errors.ResourceError` (or the connection's error) when it cannot be shown."""
+        from knime_mcp.mcp.app_resource import read_app_resource
+
+        if tool.app_uri is None:
+            raise ToolCallError(f"Tool {tool.name!r} has no app.")
+        return await read_app_resource(await self._pool.client(tool.server), tool.app_uri)
 
     async def _invoke(self, tool: MCPTool | LocalTool, arguments: dict[str, Any]) -> tuple[ToolResult, int]:
         if isinstance(tool, LocalTool):

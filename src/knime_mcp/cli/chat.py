@@ -126,6 +126,8 @@ class _Terminal:
                 where = f" on {event['server']}" if event["server"] else ""
                 arguments = json.dumps(event["arguments"], ensure_ascii=False, default=str)
                 self._write(f"[calling {one_line(event['tool'])}{one_line(where)} with {one_line(arguments)}]\n")
+                if app := event.get("app"):
+                    self._write(_app_line(event["tool"], app))
             case "tool_end":
                 self._form = None
                 self._write(_ended(event))
@@ -215,6 +217,15 @@ def _instructions(found: list[dict[str, Any]]) -> str:
         lines = "".join(f"  {terminal_safe(line)}\n" for line in item["text"].split("\n"))
         blocks.append(f"[instructions of {one_line(item['server'])}{cut}]\n{lines}")
     return "".join(blocks)
+
+
+def _app_line(tool: str, app: dict[str, str]) -> str:
+    """The line under a call whose tool has an MCP App, which a terminal cannot render."""
+    where = f"{one_line(app['uri'])} on {one_line(app['server'])}"
+    return (
+        f"[{one_line(tool)} has an app ({where}) that the terminal cannot show; run this chat in KNIME's Agent Chat "
+        "to see it]\n"
+    )
 
 
 def _ended(event: dict[str, Any]) -> str:

@@ -227,8 +227,8 @@ def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) 
 
         out.write(render_tools(listing.tools))
     elif args.format == "json":
-        text = json.dumps([tool.to_dict() for tool in listing.tools], indent=2)
-        _write_text(text, args.output, out)
+        rows = [{**tool.to_dict(), "app_uri": tool.app_uri, "app_only": tool.app_only} for tool in listing.tools]
+        _write_text(json.dumps(rows, indent=2), args.output, out)  # the app keys always (a cell: only when set)
     else:
         from knime_mcp.tools.arrow import write_tools
 

@@ -65,24 +65,37 @@ def _clip(text: str, width: int) -> str:
 
 
 def render_tools(tools: Sequence[MCPTool], width: int | None = None) -> str:
-    """One line per tool: name, hints, parameters and description, clipped to the terminal width."""
+    """One line per tool: name, hints, its MCP App (a column only when a tool has one), parameters and description,
+    clipped to the terminal width."""
     width = width or shutil.get_terminal_size((120, 24)).columns
-    rows = [_tool_row(tool) for tool in tools]
-    header = ("NAME", "HINTS", "PARAMETERS", "DESCRIPTION")
-    param_w = min(max([len(header[2]), *(len(r[2]) for r in rows)]), 40)
-    clipped = [(name, flags, _clip(params, param_w), desc) for name, flags, params, desc in [header, *rows]]
-    used = sum(max(len(row[i]) for row in clipped) + 2 for i in range(3))
+    apps = any(tool.app_uri is not None or tool.app_only for tool in tools)
+    rows = [_tool_row(tool, apps) for tool in tools]
+    header = ("NAME", "HINTS", *(("APP",) if apps else ()), "PARAMETERS", "DESCRIPTION")
+    param_w = min(max([len(header[-2]), *(len(r[-2]) for r in rows)]), 40)
+    clipped = [(*row[:-2], _clip(row[-2], param_w), row[-1]) for row in [header, *rows]]
+    used = sum(max(len(row[i]) for row in clipped) + 2 for i in range(len(header) - 1))
     desc_w = max(width - used, 20)
-    lines = _aligned([(*row[:3], _clip(row[3], desc_w)) for row in clipped])
+    lines = _aligned([(*row[:-1], _clip(row[-1], desc_w)) for row in clipped])
     lines.append(f"{len(rows)} tool{'s' if len(rows) != 1 else ''}")
     return "\n".join(lines) + "\n"
 
 
-def _tool_row(tool: MCPTool) -> tuple[str, str, str, str]:
-    """Name, hints, parameters and description; what the server wrote is made :func:`terminal_safe` before it is
-    measured for the columns."""
+def _tool_row(tool: MCPTool, apps: bool) -> tuple[str, ...]:
+    """Name, hints, the app (with ``apps``), parameters and description; what the server wrote is made
+    :func:`terminal_safe` before it is measured for the columns."""
     parameters = ", ".join(tool.parameter_schema.get("properties", {}))
-    return terminal_safe(tool.name), _flags(tool), terminal_safe(parameters), terminal_safe(tool.description)
+    app = (_app(tool),) if apps else ()
+    return terminal_safe(tool.name), _flags(tool), *app, terminal_safe(parameters), terminal_safe(tool.description)
+
+
+_APP_CHARS = 50
+"""The most characters of an app's URI in the APP column."""
+
+
+def _app(tool: MCPTool) -> str:
+    """The APP column: the app's URI, and ``(app only)`` for a tool only its app may call."""
+    uri = "-" if tool.app_uri is None else _clip(terminal_safe(tool.app_uri), _APP_CHARS)
+    return f"{uri} (app only)" if tool.app_only else uri
 
 
 def render_agent_run(run: AgentRun) -> str:

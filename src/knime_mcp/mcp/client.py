@@ -345,6 +345,11 @@ class McpClient:
         except McpToolError as exc:
             self._keeper.masked(exc)
             raise
+        except anyio.get_cancelled_exc_class():
+            # Stopped (the chat's Stop, KNIME's cancel): the SDK has queued notifications/cancelled for the call, which
+            # a close right after would cut off before it reaches the server, as it would after a timeout.
+            self._keeper.calls_cancelled = True
+            raise
         finally:
             self._limiter.release()
         return result.masked(self._keeper.secrets)

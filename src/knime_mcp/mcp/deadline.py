@@ -3,7 +3,8 @@
 The SDK's ``read_timeout_seconds`` is fixed when a request is sent, so a tool that keeps saying "still working" is
 cut off like one that hangs. :class:`CallDeadline` is an anyio cancel scope around the whole call whose deadline moves
 on each progress notification or new task status, up to :attr:`Timeouts.progress_max`. Cancelling the scope abandons the
-SDK's request, which then sends ``notifications/cancelled`` to the server as a plain timeout does.
+SDK's request, which then cancels it on the server as a plain timeout does: ``notifications/cancelled``, or on
+Streamable HTTP at 2026-07-28 closing the request's response stream, which is the cancellation there.
 """
 
 from __future__ import annotations

@@ -77,6 +77,8 @@ class MCPResource:
     size: int | None = None
     """The size in bytes, when the server knows it."""
     annotations: ContentAnnotations | None = None
+    meta: dict[str, Any] | None = None
+    """The entry's ``_meta`` (an MCP App's ``ui`` settings, say); not part of :meth:`to_dict`."""
 
     @classmethod
     def from_sdk(cls, resource: mcp_types.Resource) -> MCPResource:
@@ -88,10 +90,13 @@ class MCPResource:
             mime_type=resource.mime_type,
             size=resource.size,
             annotations=ContentAnnotations.from_sdk(resource.annotations),
+            meta=resource.meta,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return _as_dict(self)
+        data = _as_dict(self)
+        del data["meta"]
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,6 +173,9 @@ class ResourceContent:
     text: str | None = None
     data: bytes | None = None
     """The binary contents; None for text."""
+    meta: dict[str, Any] | None = None
+    """The item's ``_meta`` (an MCP App's ``ui`` settings: :mod:`knime_mcp.mcp.app_resource`); not part of
+    :meth:`to_dict`."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: text as it is, binary data as base64 with its size in bytes."""
@@ -190,7 +198,9 @@ def read_contents(
     contents: list[ResourceContent] = []
     for item in result.contents:
         if isinstance(item, mcp_types.TextResourceContents):
-            contents.append(ResourceContent(uri=str(item.uri), mime_type=item.mime_type, text=item.text))
+            contents.append(
+                ResourceContent(uri=str(item.uri), mime_type=item.mime_type, text=item.text, meta=item.meta)
+            )
             continue
         data = base64.b64decode(item.blob)
         if max_bytes is not None and len(data) > max_bytes:
@@ -200,7 +210,7 @@ def read_contents(
                 server=server,
                 hint="Raise the size limit, or read a smaller resource.",
             )
-        contents.append(ResourceContent(uri=str(item.uri), mime_type=item.mime_type, data=data))
+        contents.append(ResourceContent(uri=str(item.uri), mime_type=item.mime_type, data=data, meta=item.meta))
     return contents
 
 

@@ -127,7 +127,8 @@ class SessionKeeper:
         self.oauth: ServerOAuth | None = None
         """The OAuth provider of the sessions, made with the first one and kept, so a reconnect reuses its tokens."""
         self.calls_cancelled = False
-        """Whether a request timed out, so that closing gives the cancellation sent to the server time to go out."""
+        """Whether a request timed out or was stopped, so that closing gives the cancellation sent to the server time to
+        go out."""
         self.handshake: Handshake | None = spec.handshake
         """What the server answered on the first connection (or what its tools table says): every later session,
         after a lost one or from a table, skips the ``server/discover`` probe of a server that speaks only

@@ -128,7 +128,7 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
         readable = (
             tool.name, tool.title, tool.description, texts[0], texts[2],
             hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
-            tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, tags,
+            tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, tags, tool.app_uri,
         )  # fmt: skip
         if cells:
             rows.append((*readable, tool_cell(tool, texts, server, seal)))
@@ -136,7 +136,7 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
             rows.append(
                 (
                     *readable, tool.tool_name, texts[1], server, tool.notes, hints.annotated,
-                    tool.task_support, seal, texts[3], tool.tags,
+                    tool.task_support, seal, texts[3], tool.tags, tool.app_only,
                 )
             )  # fmt: skip
     keys = (*_READABLE, *(("cell",) if cells else _STRUCT_ONLY))

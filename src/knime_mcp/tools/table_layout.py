@@ -38,6 +38,8 @@ STORAGE = pa.struct(
         pa.field("seal", pa.string()),
         pa.field("http", pa.string()),
         pa.field("tags", pa.list_(pa.string())),
+        pa.field("app_uri", pa.string()),
+        pa.field("app_only", pa.bool_()),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -60,9 +62,11 @@ FLAT: tuple[tuple[str, str], ...] = (
     ("Tool ID", "tool_id"),
     ("Kind", "kind_label"),
     ("Tags", "all_tags"),
+    ("App", "app_uri"),
 )
 """The readable columns after "MCP Tool": (column name, key of the encoded lists). The tool id, kind and tags came
-last (0.5.0), so that the columns of earlier tables keep their places."""
+last (0.5.0), then the app (the ``ui://`` URI of the tool's MCP App), so that the columns of earlier tables keep
+their places."""
 
 LIST_KEYS = frozenset({"all_tags"})
 """The readable columns' keys that hold lists of text."""

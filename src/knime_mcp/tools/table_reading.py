@@ -107,9 +107,9 @@ def decode_row(row: Mapping[str, Any], column: str) -> MCPTool:
 
 def _with_later_fields(stored: dict[str, list[Any]], rows: int, *, seal: bool = True) -> dict[str, list[Any]]:
     """``stored`` with the fields a table written before they existed lacks: its tools keep their hints' face value,
-    run without tasks and have no tags; without a tool's seal they count as data (as a lone cell does)."""
+    run without tasks and have no tags or apps; without a tool's seal they count as data (as a lone cell does)."""
     stored.setdefault("annotated", [True] * rows)
-    for name in ("task_support", "seal", "http", "tags"):
+    for name in ("task_support", "seal", "http", "tags", "app_uri", "app_only"):
         stored.setdefault(name, [None] * rows)
     if not seal:
         stored["seal"] = [None] * rows
@@ -159,7 +159,8 @@ class _RowDecoder:
     def __call__(
         self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
         output_text: str | None, read_only: Any, destructive: Any, idempotent: Any, open_world: Any, server: str,
-        notes: Any, annotated: Any, task_support: Any, seal: Any, http_text: str | None, tags: Any,
+        notes: Any, annotated: Any, task_support: Any, seal: Any, http_text: str | None, tags: Any, app_uri: Any,
+        app_only: Any,
     ) -> MCPTool:  # fmt: skip
         flags = (read_only, destructive, idempotent, open_world, annotated is not False)
         hints = self._annotations.get(flags) or self._hints(flags)
@@ -184,6 +185,8 @@ class _RowDecoder:
                 "task_support": task_support,
                 "http": http,
                 "tags": table_tags(tags),
+                "app_uri": app_uri,
+                "app_only": app_only or False,
             }
         )
 

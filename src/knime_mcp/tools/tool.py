@@ -16,6 +16,7 @@ from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.seal import tool_sealer
 from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
+from knime_mcp.tools.app_link import app_link
 from knime_mcp.tools.http_operation import HttpOperation
 from knime_mcp.tools.tool_cells import CELL_FORMAT, TableReader, ToolWriter, server_to_table
 from knime_mcp.tools.tool_ids import server_address, tool_id
@@ -79,6 +80,15 @@ class MCPTool:
     """The tags a provider gave the tool (its server's key, a person's tags for the server), by which the agents
     and the Tool Caller select tools (:mod:`knime_mcp.tools.tags`); not covered by the table's seal."""
 
+    app_uri: str | None = None
+    """The ``ui://`` resource of the tool's MCP App (:mod:`knime_mcp.tools.app_link`), which shows its results in the
+    Agent Chat; None for a tool without one. Not covered by the table's seal: it names a resource of the tool's own
+    (sealed) server and decides nothing about whether a call may run."""
+
+    app_only: bool = False
+    """True for a tool only its app may call (``_meta.ui.visibility`` without ``"model"``): never offered to a model,
+    kept in the tools table for the app. Not covered by the table's seal: it only narrows what a model is offered."""
+
     def __post_init__(self) -> None:
         """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
         if (
@@ -86,6 +96,7 @@ class MCPTool:
             and isinstance(self.description, str) and (self.title is None or isinstance(self.title, str))
             and isinstance(self.task_support, str) and self.task_support in _TASK_SUPPORTS
             and type(self.tags) is tuple and (not self.tags or all(type(tag) is str for tag in self.tags))
+            and (self.app_uri is None or type(self.app_uri) is str) and type(self.app_only) is bool
         ):  # fmt: skip
             return  # the usual case, checked at once: a provider makes thousands of tools
         if not isinstance(self.name, str) or not self.name:
@@ -103,6 +114,10 @@ class MCPTool:
             )
         if not isinstance(self.tags, tuple) or not all(isinstance(tag, str) for tag in self.tags):
             raise ConfigError(f"The tags of tool {self.name!r} are not a list of texts.")
+        if not (self.app_uri is None or isinstance(self.app_uri, str)):
+            raise ConfigError(f"The app_uri of tool {self.name!r} is not text.")
+        if not isinstance(self.app_only, bool):
+            raise ConfigError(f"The app_only of tool {self.name!r} is not true or false.")
 
     @classmethod
     def read(cls, **values: Any) -> MCPTool:
@@ -169,6 +184,7 @@ class MCPTool:
     def from_sdk(cls, tool: mcp_types.Tool, server: ServerSpec) -> MCPTool:
         title = tool.title or (tool.annotations.title if tool.annotations else None)
         task_support = (tool.execution.task_support if tool.execution else None) or "forbidden"
+        app = app_link(tool.meta, tool.name)
         return cls.from_fields(
             {
                 "name": tool.name,
@@ -183,6 +199,9 @@ class MCPTool:
                 "task_support": task_support,
                 "http": None,
                 "tags": (),
+                "notes": () if app.note is None else (app.note,),
+                "app_uri": app.uri,
+                "app_only": app.only,
             }
         )
 
@@ -206,6 +225,8 @@ class MCPTool:
             "task_support": self.task_support,
             **({"http": self.http.to_dict()} if self.http is not None else {}),
             **({"tags": list(self.tags)} if self.tags else {}),
+            **({"app_uri": self.app_uri} if self.app_uri is not None else {}),
+            **({"app_only": True} if self.app_only else {}),
             "seal": tool_sealer(self.server)(self.policy_facts),
             "annotations": asdict(self.annotations),
             "server": server_to_table(self.server),

@@ -53,6 +53,8 @@ class CellTool(Protocol):
     task_support: str
     http: HttpOperation | None
     tags: tuple[str, ...]
+    app_uri: str | None
+    app_only: bool
 
     @property
     def input_json(self) -> str: ...
@@ -204,6 +206,8 @@ class TableReader(Generic[ToolT]):
                 "task_support": task_support,
                 "http": http,
                 "tags": table_tags(data.get("tags")),
+                "app_uri": data.get("app_uri"),
+                "app_only": data.get("app_only") or False,
             }
         )
         if seal is not None and not isinstance(seal, str):
@@ -214,7 +218,11 @@ class TableReader(Generic[ToolT]):
 CELL_FORMAT = 2
 """The layout of the cells :func:`tool_cell` writes: ``cell_format`` first, the tool's own fields, its seal, then
 what the rows of a table share (hints, server), with no parameter schema where it is the input schema. 0.5.0 wrote
-no ``cell_format`` (format 1: the hints and server in the middle); both read, and a later format is refused."""
+no ``cell_format`` (format 1: the hints and server in the middle); both read, and a later format is refused.
+
+Optional fields of the tool's own (``http``, ``tags``, ``app_uri``, ``app_only``) are written only when set and read
+as absent otherwise, so adding one keeps the format: a cell written before it reads as a tool without it, and a
+knime-mcp that does not know it reads the cell without it (as the app fields, added to format 2 for MCP Apps)."""
 
 _FORMAT_HEAD = f'{{"cell_format":{CELL_FORMAT},'
 _HINTS = ',"annotations":'
@@ -261,11 +269,13 @@ def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], se
     notes = compact_json(list(tool.notes)) if tool.notes else "[]"
     http = "" if http_text is None else f',"http":{http_text}'
     tags = f',"tags":{compact_json(list(tool.tags))}' if tool.tags else ""
+    app = "" if tool.app_uri is None else f',"app_uri":{_quote(tool.app_uri)}'
+    app_only = ',"app_only":true' if tool.app_only else ""
     return (
         f'{_FORMAT_HEAD}"name":{_quote(tool.name)},"tool_name":{_quote(tool.tool_name)},"title":{title},'
         f'"description":{_quote(tool.description)},"input_schema":{input_text}{parameters},'
         f'"output_schema":{output_text or "null"},"notes":{notes},"task_support":{_quote(tool.task_support)}'
-        f'{http}{tags},"seal":{"null" if seal is None else _quote(seal)}'
+        f'{http}{tags}{app}{app_only},"seal":{"null" if seal is None else _quote(seal)}'
         f'{_HINTS}{tool.annotations.cell_json},"server":{server}}}'
     )
 

@@ -100,7 +100,9 @@ class AgentChat:
     as it is generated, each tool call shows when it starts and ends (unless *Show tool calls* is off), *Stop*
     ends the turn and cancels the calls in flight, a call that needs approval waits on a card (approve, deny with
     a reason, allow for this session), a server's form is shown to fill in, and an OAuth sign-in link appears in
-    the chat.
+    the chat. A tool with an MCP App (an interactive page its server provides) shows it under its call, sandboxed
+    (unless *Show MCP Apps* is off); what the app asks for goes only to its own server, and its tool calls need
+    approval as the model's do.
 
     Applying or closing the view keeps the chat as the view's data (KNIME 5.6 and later): the node then outputs
     the conversation (the input conversation first), the tool-call log and the data outputs, and opening the view
@@ -120,6 +122,16 @@ class AgentChat:
         "Show tool calls",
         "Show each tool call in the chat: the tool, its server, its arguments (secrets redacted), its status, "
         "duration and result.",
+        True,
+        since_version="0.5.0",
+    )
+    show_apps = knext.BoolParameter(
+        "Show MCP Apps",
+        "Show a tool's MCP App under its call in the chat: an interactive page (a chart, a map, a form) that the "
+        "tool's server provides. It runs sandboxed, apart from the chat and KNIME, may reach only the web addresses "
+        "it declares, and asks the chat for what it needs: the calls it makes go only to its own server's tools and "
+        "follow the same tool policy and approval settings (Ask before calling) as the model's, marked as the app's. "
+        "Off: no app is shown, and the calls' results appear as text.",
         True,
         since_version="0.5.0",
     )
@@ -229,7 +241,7 @@ class AgentChat:
         CHAT_SESSIONS.adopt(self._chat_key(model, tools, history), session)
         return DeclaredMethods(AgentChatService(
             session, inputs.repository, len(data), kept["ports"][1] if kept else None,
-            show_tool_calls=self.show_tool_calls,
+            show_tool_calls=self.show_tool_calls, show_apps=self.show_apps,
         ))  # fmt: skip
 
     def _chat_key(self, model: ChatModelPortObject, tools: knext.Table, history: knext.Table | None) -> str:

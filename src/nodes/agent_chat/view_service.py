@@ -79,8 +79,15 @@ class AgentChatService(ChatViewService):
 
 
 def _concat_logs(earlier: Any, new: Any) -> Any:
-    """The earlier sessions' log (as KNIME gave it back: Row IDs first) followed by this session's."""
+    """The earlier sessions' log (as KNIME gave it back: Row IDs first) followed by this session's; columns an
+    earlier log lacks (written before they existed, such as *App URI*) are missing cells in its rows."""
     import pyarrow as pa
 
     earlier = earlier.drop_columns([earlier.column_names[0]]) if earlier.column_names[0] == "<RowID>" else earlier
-    return pa.concat_tables([earlier.cast(new.schema), new])
+    columns = [
+        earlier.column(field.name).cast(field.type)
+        if field.name in earlier.column_names
+        else pa.nulls(len(earlier), field.type)
+        for field in new.schema
+    ]
+    return pa.concat_tables([pa.Table.from_arrays(columns, schema=new.schema), new])
