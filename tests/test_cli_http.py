@@ -66,7 +66,7 @@ def test_a_bad_webhook_line_is_named(capsys: pytest.CaptureFixture[str], tmp_pat
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        ([], "needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both"),
+        ([], "needs an OpenAPI document (SOURCE), --base-url URL to find one at, --webhooks FILE.csv"),
         (["doc.json", "--auth", "bearer", "--secret", "abc"], "needs --secret as an environment reference"),
         (["doc.json", "--secret", "${X}"], "go with --auth"),
         (["doc.json", "--format", "arrow"], "--format arrow needs --output FILE"),

@@ -425,7 +425,10 @@ def test_an_answer_of_50_mb_past_the_limit_is_refused_before_it_is_read_whole(
     outcome = _call(_profile_tool(home.url), {"id": "big", "suffix": ""})
     # Then the call fails saying what happened and what to do, as a reply over an MCP session's limit does
     assert isinstance(outcome.error, ToolCallError)
-    assert str(outcome.error).startswith("The API's response is larger than knime-mcp reads (1 MiB); the call ran")
-    assert "Ask the API for less" in str(outcome.error)
+    assert str(outcome.error).startswith(
+        "The API's response (50,000,002 bytes) is larger than the largest response knime-mcp reads for this tool "
+        "(1 MB); the call ran"
+    )
+    assert "ask the API for less" in str(outcome.error)
     # And the client stopped reading at the limit: the API got to send only a part of the 50 MB
     assert home.sent < 25_000_000, f"the API sent {home.sent / 1e6:.0f} MB"

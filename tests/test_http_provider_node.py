@@ -27,7 +27,7 @@ def _http_provider(document: str, **settings: object):  # type: ignore[no-untype
     # KNIME sets every parameter from saved settings; here what an earlier test chose must not carry over.
     defaults = {
         "document__document": document, "document__base_url": "", "document__trust_flow_variable": False,
-        "document__trust_webhooks": False, "document__max_document_mb": 10,
+        "document__trust_webhooks": False, "document__max_document_mb": 10, "document__max_response_mb": 64,
         "auth__kind": "NONE", "auth__credential": "", "auth__name": "",
         "selection__include": "", "selection__exclude": "", "selection__prefix": "",
         "selection__schema_mode": "FULL", "selection__destructive": "ALLOW",
@@ -180,6 +180,30 @@ def test_a_document_larger_than_the_largest_document_setting_fails_the_node(tmp_
     node = _http_provider(str(big), document__max_document_mb=1)
     with pytest.raises(knext.InvalidParametersError, match="larger than 1 MB"):
         node_host.execute_node(node, ExecuteContext(), None)
+
+
+def test_the_largest_response_setting_travels_with_the_tools_and_bounds_their_answers(http_api_url: str) -> None:
+    from knime_mcp.calls.dispatch import CallOutcome, Dispatcher, RetryPolicy
+    from knime_mcp.calls.pool import ClientPool
+    from knime_mcp.errors import ToolCallError
+    from knime_mcp.mcp.sync import run_sync
+
+    # Given a trusted webhook whose answer is 2 MB, listed with Largest response (MB) = 1
+    node = _http_provider("", document__trust_webhooks=True, document__max_response_mb=1)
+    (table,) = node_host.execute_node(node, ExecuteContext(), _webhooks(f"{http_api_url}/big"))
+    (tool,) = tools_from_frame(table.to_pandas())
+    # Then the tools table carries the setting, sealed with the rest of the server
+    assert tool.server.max_response_bytes == 2**20 and is_sealed_here(tool.server)
+
+    # And a call of the tool fails saying the size, the cap and the setting to raise
+    async def call() -> CallOutcome:
+        async with ClientPool(check_unsealed=True) as pool:
+            return await Dispatcher(pool, retry=RetryPolicy(attempts=1)).call(tool, {"text": "hi"})
+
+    outcome = run_sync(call)
+    message = str(outcome.error)
+    assert isinstance(outcome.error, ToolCallError) and "(2,000,002 bytes) is larger than" in message
+    assert "(1 MB)" in message and "Raise Largest response (MB)" in message
 
 
 @pytest.mark.knime_launcher

@@ -73,5 +73,5 @@ def test_webhooks_alone_are_shaped_like_any_tools() -> None:
 
 
 def test_neither_a_document_nor_webhooks_is_an_error() -> None:
-    with pytest.raises(ConfigError, match="Neither an OpenAPI document nor webhooks"):
+    with pytest.raises(ConfigError, match="Neither an OpenAPI document, a base URL to find one at, nor webhooks"):
         anyio.run(lambda: list_http_tools(""))

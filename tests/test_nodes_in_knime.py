@@ -77,6 +77,7 @@ ADVANCED = {
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
         "sampling_max_prompt_bytes", "sampling_max_requests", "resources", "ask_unannotated", "ask_pattern",
         "team_seal_key", "only_tagged", "tool_budget", "tool_budget_bytes", "pinned_tools", "server_instructions",
+        "skills",
     },
 }  # fmt: skip
 ADVANCED["AgentChat"] = ADVANCED["AgentPrompter"] - {"elicitation", "browser_sign_in"}
@@ -86,6 +87,7 @@ _SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
     "document.trust_flow_variable", "document.trust_webhooks", "document.max_document_mb",
+    "document.max_response_mb",
     "selection.unannotated_destructive", "timeouts.progress_max", *(f"tls.{name}" for name in TLS_SETTINGS),
     "team_seal_key",
 }  # fmt: skip
@@ -105,7 +107,7 @@ SINCE = {
     "team_seal_key": "0.5.0", "show_apps": "0.5.0", "fail_on_server_failure": "0.5.0",
     "selection.tags": "0.5.0", "tool.tags": "0.5.0", "only_tagged": "0.5.0",
     "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
-    "tasks": "0.5.0", "server_instructions": "0.5.0",
+    "tasks": "0.5.0", "server_instructions": "0.5.0", "skills": "0.5.0", "document.max_response_mb": "0.5.0",
     "tool_budget": "0.5.0", "tool_budget_bytes": "0.5.0", "pinned_tools": "0.5.0",
     "auth.token_file": "0.5.0", "auth.identity_assertion": "0.5.0", "auth.idp_token_endpoint": "0.5.0",
     "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0", "trust_flow_variable": "0.5.0",

@@ -38,6 +38,7 @@ from nodes.parameters.agent import (
     sampling_max_tokens_parameter,
     sampling_parameter,
     server_instructions_parameter,
+    skills_parameter,
     system_message_parameter,
     tool_budget_bytes_parameter,
     tool_budget_parameter,
@@ -116,6 +117,13 @@ class AgentPrompter:
     offered a search tool, search_tools, which finds the tools for what it wants to do (a BM25 ranking of their
     names, descriptions, parameters and servers), and each tool it found is offered from its next step on, under the
     same policy, approval and log as any other. *Always offer tools (regex)* names tools offered from the start.
+
+    **Skills.** *Skills folder* (advanced) gives the model Agent Skills, the open format: each subfolder of the
+    folder holds a SKILL.md (a name and a description in its front matter, instructions below) and other files. The
+    system message names each skill with its description; the model loads a skill's instructions and the list of its
+    files with load_skill and reads a text file of it with read_skill_file, only inside that skill's folder. Nothing
+    in a skill is run (no tool runs anything, and the model is told so); subfolders that break the format are left
+    out and named in the node warning.
 
     Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
     model never to follow instructions found in it. Images returned by tools reach vision models as images.
@@ -205,6 +213,7 @@ class AgentPrompter:
     resources = resources_parameter()
     tasks = tasks_parameter()
     server_instructions = server_instructions_parameter()
+    skills = skills_parameter()
     tool_budget = tool_budget_parameter()
     tool_budget_bytes = tool_budget_bytes_parameter()
     pinned_tools = pinned_tools_parameter()

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import knime.extension as knext
 
+from knime_mcp.config.limits import MAX_MESSAGE_BYTES
+from knime_mcp.http.discovery import DOCUMENT_PATHS
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 from nodes import CATEGORY
 from nodes.knime_io.credentials import credential_lookup
@@ -39,7 +41,9 @@ class DocumentSettings:
         "OpenAPI document",
         "The http(s) URL or file path of an OpenAPI 3.0 or 3.1 document, JSON or YAML (e.g. "
         "https://api.example.com/openapi.json). Swagger 2.0 is refused: convert it first, e.g. with swagger2openapi. "
-        "Empty: only the webhooks of the input table.",
+        "Empty with a Base URL: the document is looked for there, at the paths web frameworks serve it "
+        f"({', '.join('/' + path for path in DOCUMENT_PATHS)}; under the Base URL's path, then at its host's root). "
+        "Empty without one: only the webhooks of the input table.",
         "",
     )
     base_url = knext.StringParameter(
@@ -64,6 +68,13 @@ class DocumentSettings:
         "The largest OpenAPI document read, from a URL or a file; a larger one fails the node rather than fill the "
         "memory. The largest public API descriptions are a few MB.",
         MAX_DOCUMENT_BYTES // 2**20, min_value=1, since_version="0.4.0", is_advanced=True,
+    )  # fmt: skip
+    max_response_mb = knext.IntParameter(
+        "Largest response (MB)",
+        "The largest response a tool reads, of the API or a webhook; a larger one is a tool error that says so (the "
+        "call ran, its result is lost), and the agent or caller goes on. The default is the limit of an MCP tool's "
+        "result.",
+        MAX_MESSAGE_BYTES // 2**20, min_value=1, since_version="0.5.0", is_advanced=True,
     )  # fmt: skip
     trust_webhooks = knext.BoolParameter(
         "Trust the webhook URLs of the input table",
@@ -120,8 +131,9 @@ class HttpAuthSettings:
 )
 @knext.input_table(
     "Webhooks",
-    "Optional webhooks to offer as tools, one per row: Name, Description, URL, Method (default POST) and Input "
-    "Schema (a JSON Schema object of the payload).",
+    "Optional webhooks to offer as tools, one per row: Name, Description, URL, Method (default POST), Input "
+    "Schema (a JSON Schema object of the payload) and Output Schema (a JSON Schema object every response must "
+    "match; a response that does not is a tool error that keeps the body).",
     optional=True,
 )
 @knext.output_table(
@@ -178,9 +190,11 @@ class HTTPToolProvider:
             tls_settings(self.tls)
             if webhooks is not None:
                 check_webhook_columns(webhooks.column_names)
-            elif not self.document.document.strip():
+            elif not (self.document.document.strip() or self.document.base_url.strip()):
                 raise ConfigError(
-                    "No OpenAPI document given.", hint="Enter the document's URL or file path, or connect webhooks."
+                    "No OpenAPI document given.",
+                    hint="Enter the document's URL or file path, or the API's Base URL to find it there, or connect "
+                    "webhooks.",
                 )
         return output_schema()
 
@@ -202,6 +216,7 @@ class HTTPToolProvider:
                 **selection_options(self.selection),
                 untrusted_hint=self._untrusted_hint(ctx),
                 max_document_bytes=self.document.max_document_mb * 2**20,
+                max_response_bytes=self.document.max_response_mb * 2**20,
                 tls=tls_settings(self.tls),
                 credentials=credential_lookup(ctx),
                 cancelled=ctx.is_canceled,

@@ -88,7 +88,8 @@ class CallSettings:
     )
     timeout = knext.DoubleParameter(
         "Call timeout (s)",
-        "Seconds to wait for one call; a slower call is cancelled and counts as failed.",
+        "Seconds to wait for one call; a slower call is cancelled and counts as failed. A tool whose row of the "
+        "tools table has a number in a *Timeout (s)* column (one you add) waits that long instead.",
         60.0,
         min_value=0.1,
     )

@@ -8,6 +8,10 @@ command line), and serves as the bearer token and the API key alike.
 Every request to a `/flaky/...` endpoint is counted under its `key` and answered 503 `times` times, then 200;
 `GET /attempts/{key}` reads the count (it is not in the OpenAPI document). So a test shows which methods are retried.
 
+Also outside the document, for redirects and large answers: `/redirect/{status}/{hops}` redirects `hops` times with
+`status`, the last time to `/echo`, which says which method, body and credentials arrived; `/away?to=URL&status=N`
+redirects to any URL; `/big?megabytes=N` answers N MB of JSON text.
+
 Prints `HTTP API test server listening on http://127.0.0.1:PORT` (the base URL, which the document's `servers` names).
 
 No `from __future__ import annotations`: FastAPI reads the handlers' annotations, which name the closures' locals.
@@ -21,8 +25,8 @@ from collections import Counter
 from enum import StrEnum
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Response, Security
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response, Security
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
@@ -150,6 +154,34 @@ def build_app(base_url: str, token: str) -> FastAPI:
     @app.get("/attempts/{key}", include_in_schema=False)
     async def attempts_of(key: str) -> int:
         return attempts[key]
+
+    every_method = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+
+    @app.api_route("/redirect/{status}/{hops}", methods=every_method, include_in_schema=False)
+    async def redirect(status: int, hops: int) -> RedirectResponse:
+        return RedirectResponse(f"/redirect/{status}/{hops - 1}" if hops > 1 else "/echo", status_code=status)
+
+    @app.api_route("/away", methods=every_method, include_in_schema=False)
+    async def away(to: str, status: int = 302) -> RedirectResponse:
+        return RedirectResponse(to, status_code=status)
+
+    @app.api_route("/echo", methods=every_method, include_in_schema=False)
+    async def echo(request: Request) -> dict[str, object]:
+        """What arrived; of each credential only whether it was the right one (a result showing it would be masked)."""
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        basic = base64.b64encode(f"user:{token}".encode()).decode()
+        sent = {
+            "bearer": bearer == token,
+            "basic": request.headers.get("Authorization") == f"Basic {basic}",
+            "header key": request.headers.get("X-API-Key") == token,
+            "query key": request.query_params.get("api_key") == token,
+        }
+        body = (await request.body()).decode()
+        return {"method": request.method, "body": body, "credentials": [name for name, right in sent.items() if right]}
+
+    @app.api_route("/big", methods=["GET", "POST"], include_in_schema=False)
+    async def big(megabytes: int = 2) -> Response:
+        return Response(b'"' + b"x" * (megabytes * 1_000_000) + b'"', media_type="application/json")
 
     return app
 

@@ -6,6 +6,7 @@ Its own module so that the loop (:mod:`knime_mcp.agent.loop`) holds the run and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Literal, get_args
 
 from knime_mcp.agent.approval import NO_APPROVAL, ApprovalPolicy
@@ -75,6 +76,11 @@ class AgentConfig:
     resources: bool = False
     """Offer the model two tools of the agent's own that list and read the resources of the tools' MCP servers
     (:mod:`knime_mcp.agent.resource_tools`); the policy's allow-list and deny-list apply to their names."""
+
+    skills: str | PathLike[str] | None = None
+    """A skills folder (Agent Skills: subfolders each holding a ``SKILL.md``): the model is told each skill's name and
+    description and loads and reads a skill through two tools of the agent's own (:mod:`knime_mcp.agent.skill_tools`);
+    nothing in a skill is run. None or empty: no skills."""
 
     approval: ApprovalPolicy = NO_APPROVAL
     """Which calls wait for a person's approval (:mod:`knime_mcp.agent.approval`); by default none."""

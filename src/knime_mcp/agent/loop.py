@@ -250,6 +250,8 @@ async def assembled(
     from knime_mcp.agent.approval_gate import ApprovalGate
     from knime_mcp.agent.resource_tools import resource_tools, table_servers
     from knime_mcp.agent.server_guidance import ServerGuidance
+    from knime_mcp.agent.skill_tools import skill_tools, skills_section
+    from knime_mcp.agent.skills import load_skills
     from knime_mcp.agent.tool_changes import ToolWatch
     from knime_mcp.agent.toolset import AgentToolset
     from knime_mcp.calls.dispatch import Dispatcher
@@ -268,8 +270,10 @@ async def assembled(
         _logger.warning("%s", line)
     offered = {id(tool) for tool in offer.tools}
     tools = [tool for tool in tools if not isinstance(tool, MCPTool) or id(tool) in offered]
-    system = system_prompt(system_message)
-    conversation = Conversation(f"{system}\n\n{data.system_section()}" if data is not None else system, history)
+    skills, skill_warnings = load_skills(config.skills) if config.skills else ([], [])
+    data_section = data.system_section() if data is not None else ""
+    sections = [system_prompt(system_message), skills_section(skills), data_section]
+    conversation = Conversation("\n\n".join(filter(None, sections)), history)
     async with ClientPool(
         credentials=credentials,
         max_concurrency=config.max_concurrency,
@@ -294,8 +298,10 @@ async def assembled(
             tasks=config.tasks,
         )
         resources, left_out = resource_tools(servers, pool, config.policy)
+        skill_offer, skills_left_out = skill_tools(skills, config.policy)
+        left_out += [*skill_warnings, *skills_left_out]
         toolset = AgentToolset(
-            [*tools, *resources],
+            [*tools, *resources, *skill_offer],
             dispatcher,
             max_concurrency=config.max_concurrency,
             output_cap=config.output_cap,

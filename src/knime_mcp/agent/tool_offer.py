@@ -29,6 +29,7 @@ from typing import Any
 
 from knime_mcp.agent.config import ToolBudget
 from knime_mcp.agent.resource_tools import RESOURCE_KIND
+from knime_mcp.agent.skill_tools import SKILL_KIND
 from knime_mcp.agent.tool_search import DEFAULT_RESULTS, ToolIndex
 from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import ToolCallError
@@ -163,13 +164,13 @@ class ToolOffer:
         return True
 
     def _always_offered(self, named: list[tuple[str, Tool]]) -> tuple[list[str], list[str]]:
-        """The pinned tools and the agent's resource tools, in table order, as many as fit the budget beside the
-        search tool; a warning names those left to the search."""
+        """The pinned tools and the agent's resource and skill tools, in table order, as many as fit the budget beside
+        the search tool; a warning names those left to the search."""
         wanted = [
             name
             for name, tool in named
             if (self._pinned is not None and self._pinned.search(name))
-            or (isinstance(tool, LocalTool) and tool.kind == RESOURCE_KIND)
+            or (isinstance(tool, LocalTool) and tool.kind in (RESOURCE_KIND, SKILL_KIND))
         ]
         assert self._search is not None
         kept: list[str] = []

@@ -315,7 +315,8 @@ class AgentToolset:
             text = self._fenced(call.name, render_result(reply.result, attached, len(images)), reply.note)
             images += [(call.name, image) for image in attached]
             if reply.result.is_error:
-                text = f"The tool reported an error.\n{text}"
+                said = reply.result.error_text if reply.result.mismatch else "The tool reported an error."
+                text = f"{said}\n{text}"
         text = f"{reply.said}\n{text}" if reply.said else text
         status = "success" if reply.error is None else "error"
         return ToolMessage(text, tool_call_id=call.id, name=call.name, status=status)

@@ -31,6 +31,7 @@ from knime_mcp.errors import (
     ToolTimeoutError,
 )
 from knime_mcp.http.call import BusyResponse, http_retry_safe
+from knime_mcp.http.output_check import checked_output
 from knime_mcp.mcp.server_requests import progress_text
 from knime_mcp.redaction import redact
 from knime_mcp.tools.argument_validation import validate_arguments
@@ -253,14 +254,22 @@ class Dispatcher:
         self, tool: MCPTool, operation: HttpOperation, arguments: dict[str, Any]
     ) -> tuple[ToolResult, int]:
         """An HTTP tool's request, retried like an MCP call but by its method (:func:`http_retry_safe`); a 429 or
-        5xx answer not retried (any more) is the tool error it carries."""
+        5xx answer not retried (any more) is the tool error it carries; a webhook's answer is held to its Output
+        Schema (:func:`checked_output`)."""
         client = await self._pool.http_client(tool.server)
-        send = partial(client.call, tool.tool_name, operation, arguments, timeout=self._timeout)
+        send = partial(client.call, tool.tool_name, operation, arguments, timeout=self._timeout_of(tool))
         attempts = self._retry.attempts if http_retry_safe(operation, tool.annotations.idempotent) else 1
         try:
-            return await self._with_retries(send, attempts)
+            result, attempts = await self._with_retries(send, attempts)
         except BusyResponse as busy:
             return busy.result, busy.attempts  # type: ignore[attr-defined]
+        if operation.checks_output and tool.output_schema is not None:
+            result = checked_output(result, tool.output_schema)
+        return result, attempts
+
+    def _timeout_of(self, tool: MCPTool) -> float | None:
+        """The tool's own timeout (a tools table's *Timeout (s)* column), else this run's."""
+        return self._timeout if tool.timeout is None else tool.timeout
 
     async def _call_mcp(self, tool: MCPTool, arguments: dict[str, Any], *, resend_lost: bool) -> ToolResult:
         """``resend_lost``: let the client resend a call cut off by a lost session; off when this dispatcher's own
@@ -270,7 +279,7 @@ class Dispatcher:
         return await client.call_tool(
             tool.tool_name,
             arguments,
-            timeout=self._timeout,
+            timeout=self._timeout_of(tool),
             repeatable=resend_lost,
             progress=progress,
             task_support=tool.task_support,

@@ -23,7 +23,8 @@ from anyio.abc import TaskGroup
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, AuthRef, CredentialLookup, ServerSpec, Timeouts, TlsSettings
 from knime_mcp.errors import ConfigError, McpToolError, ServerConnectError
-from knime_mcp.http.document import MAX_DOCUMENT_BYTES, load_document
+from knime_mcp.http.discovery import discover_document
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES, OpenApiDocument, load_document
 from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
 from knime_mcp.http.origins import judge_servers, missing_credential_note
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
@@ -245,9 +246,11 @@ async def list_http_tools(
     tls: TlsSettings = DEFAULT_TLS,
     credentials: CredentialLookup | None = None,
     tags: Sequence[str] = (),
+    max_response_bytes: int | None = None,
 ) -> ToolListing:
-    """The tools of the document at ``source`` (a URL or file; None: webhooks only), then one per webhook row, each
-    tagged with the name ``prefix`` and ``tags``.
+    """The tools of the document at ``source`` (a URL or file; None: the one found at ``base_url``
+    (:mod:`knime_mcp.http.discovery`), or webhooks only), then one per webhook row, each tagged with the name
+    ``prefix`` and ``tags``.
 
     ``auth`` goes to the API only, never to a webhook (whose URL is data), and only at the document's own origin or
     ``base_url`` (:mod:`knime_mcp.http.origins`). ``untrusted_hint``: the source or base URL came from data (a flow
@@ -255,13 +258,14 @@ async def list_http_tools(
     nodes check it again); otherwise it is, as a person chose it, where it is the document's origin or the base URL.
     ``trust_webhooks`` seals the webhooks' servers too. ``max_document_bytes``: a larger document is refused.
     ``tls``: the API's TLS settings (the document is read under them too); ``credentials``: for a client key's
-    passphrase."""
+    passphrase; ``max_response_bytes``: the largest response each tool reads (None: the default)."""
     tools: list[MCPTool] = []
     notes: list[str] = []
     sealed = untrusted_hint is None
-    if source and source.strip():
-        document = await load_document(
+    if (source and source.strip()) or (base_url and base_url.strip()):
+        document = await _api_document(
             source,
+            base_url,
             timeout=timeouts.connect,
             untrusted_hint=untrusted_hint,
             max_bytes=max_document_bytes,
@@ -270,17 +274,27 @@ async def list_http_tools(
         )
         if isinstance(auth, DocumentApiKey):
             auth = auth.for_document(document)
-        api = openapi_tools(document, base_url=base_url, auth=auth, timeouts=timeouts, tls=tls)
+        api = openapi_tools(
+            document, base_url=base_url, auth=auth, timeouts=timeouts, tls=tls, max_response_bytes=max_response_bytes
+        )
         credential = auth is not None and auth.kind != "none"
         api, notes = judge_servers(api, document.url, base_url=base_url, credential=credential, seal=sealed)
         notes += [] if credential or not api else missing_credential_note(document)
         tools += api
     elif not webhooks:
         raise ConfigError(
-            "Neither an OpenAPI document nor webhooks given.",
-            hint="Enter an OpenAPI document's URL or file path, or connect a table of webhooks.",
+            "Neither an OpenAPI document, a base URL to find one at, nor webhooks given.",
+            hint="Enter an OpenAPI document's URL or file path, or the API's Base URL, or connect a table of webhooks.",
         )
-    tools += webhook_tools(webhooks, timeouts=timeouts, sealed=trust_webhooks)
+    tools += webhook_tools(webhooks, timeouts=timeouts, sealed=trust_webhooks, max_response_bytes=max_response_bytes)
     tools = tag_tools(tools, (prefix, *tags))  # before shaping: a policy may select tools by tag
     shaped = shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)
     return ToolListing(shaped.tools, notes + shaped.notes)
+
+
+async def _api_document(source: str | None, base_url: str | None, **reading: Any) -> OpenApiDocument:
+    """The document at ``source``, or else the one found at ``base_url``: what an API's address alone offers is
+    looked for in :mod:`knime_mcp.http.discovery`."""
+    if source and source.strip():
+        return await load_document(source, **reading)
+    return await discover_document(base_url or "", **reading)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from knime_mcp.agent.tool_budget import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
@@ -122,6 +123,12 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
         "--resources", action="store_true", help="offer the model tools to list and read the servers' resources"
     )
     agent.add_argument(
+        "--skills",
+        metavar="DIR",
+        help="a folder of Agent Skills (subfolders each with a SKILL.md): the model is told each skill's name and "
+        "description and reads a skill's instructions and files when it chooses; nothing in a skill is run",
+    )
+    agent.add_argument(
         "--tool-budget",
         type=int,
         default=MAX_OFFERED_TOOLS,
@@ -194,6 +201,10 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
     files = ToolSource(args, [], err) if args.tools or args.openapi else None
     specs = [server_spec(words, args) for words in targets] or list(configured_servers([], args).values())
     specs = specs or ([] if files else [demo_server_spec()])
+    if args.skills is not None and not Path(args.skills).expanduser().is_dir():
+        raise UsageError(
+            f"--skills {args.skills}: no such folder.", hint="Pass a folder whose subfolders each hold a SKILL.md."
+        )
     model = chat_model_config(args)
     api_key = resolve_api_key(model)
     config = AgentConfig(
@@ -205,6 +216,7 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         trust_all_servers=args.trust_all_servers,
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
+        skills=args.skills,
         tool_budget=ToolBudget(tools=args.tool_budget, spec_bytes=args.tool_budget_bytes, pinned=args.pin),
         approval=approval_policy(args),
         tasks=args.tasks,

@@ -7,6 +7,7 @@ into exit codes; this module adds the command's arguments to its parser and list
     knime-mcp http-tools https://petstore3.swagger.io/api/v3/openapi.json --include Pet --format json
     knime-mcp http-tools openapi.yaml --base-url http://127.0.0.1:8080 --auth header --secret '${API_KEY}'
     knime-mcp http-tools --webhooks hooks.csv --format parquet --output tools.parquet
+    knime-mcp http-tools --base-url http://127.0.0.1:8000   # its document found at /openapi.json, /v3/api-docs, …
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from knime_mcp.cli.tls_options import add_tls_options, tls_settings
 from knime_mcp.config import DEFAULT_TIMEOUTS, ENV_REF
+from knime_mcp.config.limits import MAX_MESSAGE_BYTES
 from knime_mcp.errors import ConfigError, UsageError
 from knime_mcp.http.document import MAX_DOCUMENT_BYTES
 
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "api_listing", "http_listing",
-    "max_document_bytes",
+    "max_document_bytes", "max_response_bytes",
 ]  # fmt: skip
 
 HTTP_COMMAND = "http-tools"
@@ -44,10 +46,15 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
         HTTP_COMMAND, parents=parents, help="list an OpenAPI document's operations (and webhooks) as a tools table"
     )
     http.add_argument(
-        "source", nargs="?", metavar="SOURCE", help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file"
+        "source",
+        nargs="?",
+        metavar="SOURCE",
+        help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file (none, with --base-url: looked for there)",
     )
     http.add_argument(
-        "--webhooks", metavar="FILE.csv", help="webhooks to add: columns Name, Description, URL, Method, Input Schema"
+        "--webhooks",
+        metavar="FILE.csv",
+        help="webhooks to add: columns Name, Description, URL, Method, Input Schema, Output Schema",
     )
     add_api_options(http, base_url="--base-url", auth="the API's authentication (never sent to webhooks)")
     http.add_argument("--connect-timeout", type=float, default=DEFAULT_TIMEOUTS.connect, metavar="SECONDS")
@@ -83,14 +90,24 @@ def add_api_options(parser: argparse.ArgumentParser, *, base_url: str, auth: str
         metavar="MB",
         help=f"the largest OpenAPI document read (default: {MAX_DOCUMENT_BYTES / 2**20:g})",
     )
+    parser.add_argument(
+        "--max-response-mb",
+        type=float,
+        metavar="MB",
+        help=f"the largest response a tool of the API (or a webhook) reads; a larger one is a tool error "
+        f"(default: {MAX_MESSAGE_BYTES / 2**20:g})",
+    )
 
 
 def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
     """The tools ``http-tools`` lists; usage errors first, before the document is read."""
     from knime_mcp.config import Timeouts
 
-    if not args.source and not args.webhooks:
-        raise UsageError("http-tools needs an OpenAPI document (SOURCE), --webhooks FILE.csv, or both.")
+    if not args.source and not args.webhooks and not args.api_base_url:
+        raise UsageError(
+            "http-tools needs an OpenAPI document (SOURCE), --base-url URL to find one at, --webhooks FILE.csv, or a "
+            "document and webhooks."
+        )
     max_bytes = max_document_bytes(args)
     auth = api_auth(args)
     rows = _webhook_rows(args.webhooks) if args.webhooks else []
@@ -112,6 +129,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
         policy=policy,
         max_document_bytes=max_bytes,
         tls=tls_settings(args),
+        max_response_bytes=max_response_bytes(args),
     )
 
 
@@ -144,6 +162,15 @@ def max_document_bytes(args: argparse.Namespace) -> int:
     if args.max_document_mb <= 0:
         raise UsageError("--max-document-mb must be more than 0.")
     return round(args.max_document_mb * 2**20)
+
+
+def max_response_bytes(args: argparse.Namespace) -> int | None:
+    """``--max-response-mb`` in bytes (None: the default); a usage error unless it is more than 0."""
+    if args.max_response_mb is None:
+        return None
+    if args.max_response_mb <= 0:
+        raise UsageError("--max-response-mb must be more than 0.")
+    return max(1, round(args.max_response_mb * 2**20))
 
 
 def api_auth(args: argparse.Namespace) -> AuthRef | DocumentApiKey | None:

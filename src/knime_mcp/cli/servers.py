@@ -17,7 +17,7 @@ from dataclasses import replace
 from knime_mcp.cli.config_inputs import bind_inputs
 from knime_mcp.cli.grant_options import add_grant_options, grant_secrets, grant_settings
 from knime_mcp.cli.tls_options import add_tls_options, tls_settings
-from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec
+from knime_mcp.config import ENV_REF, AuthRef, ServerSpec, Timeouts, demo_server_spec, refuse_websocket
 from knime_mcp.errors import UsageError
 
 __all__ = [
@@ -243,6 +243,8 @@ HOST_PORT = re.compile(r"^[\w.-]+:\d+(/\S*)?$")
 
 
 def check_server_word(text: str) -> None:
+    """A server word that cannot be meant as given: a URL without its scheme, or a WebSocket server's."""
+    refuse_websocket(text)
     if HOST_PORT.match(text) or text.startswith(("localhost/", "127.0.0.1/")):
         raise UsageError(f"{text!r} is not a URL: it lacks http:// or https://.", hint=f"Did you mean 'http://{text}'?")
 

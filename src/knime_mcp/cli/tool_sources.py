@@ -21,7 +21,14 @@ import os
 from typing import TYPE_CHECKING, Any, TextIO
 
 from knime_mcp.cli.catalog import find_named
-from knime_mcp.cli.http_tools import API_AUTH, add_api_options, api_auth, api_listing, max_document_bytes
+from knime_mcp.cli.http_tools import (
+    API_AUTH,
+    add_api_options,
+    api_auth,
+    api_listing,
+    max_document_bytes,
+    max_response_bytes,
+)
 from knime_mcp.cli.policy_options import add_tag_option, chosen_tags
 from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
 from knime_mcp.cli.tls_options import tls_settings
@@ -111,6 +118,7 @@ def _api_options(args: argparse.Namespace) -> list[tuple[str, Any]]:
         ("--user", args.user),
         ("--key-name", args.key_name),
         ("--max-document-mb", args.max_document_mb),
+        ("--max-response-mb", args.max_response_mb),
     ]
 
 
@@ -170,6 +178,7 @@ class ToolSource:
                 timeouts=Timeouts(connect=args.connect_timeout, call=args.call_timeout),
                 max_document_bytes=max_document_bytes(args),
                 tls=tls_settings(args),
+                max_response_bytes=max_response_bytes(args),
             )
             print_notes(listing.notes, self._err)
             tools += listing.tools

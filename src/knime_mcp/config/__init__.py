@@ -4,6 +4,7 @@ The value layer's settings, below the wire (:mod:`knime_mcp.mcp`, :mod:`knime_mc
 :mod:`knime_mcp.errors` and :mod:`knime_mcp.redaction`. Import from here; the modules, bottom to top:
 
 - :mod:`~knime_mcp.config.references`: how a setting names a secret (``${VAR}``), and spotting one written out;
+- :mod:`~knime_mcp.config.websocket`: a ``ws://`` or ``wss://`` server refused, saying why (:func:`refuse_websocket`);
 - :mod:`~knime_mcp.config.limits`: :class:`Timeouts`, and what servers may ask of a run (:class:`ServerRequestPolicy`);
 - :mod:`~knime_mcp.config.auth`: :class:`AuthRef`, which sign-in a server gets and where its secret comes from;
 - :mod:`~knime_mcp.config.spec`: :class:`ServerSpec`, which holds an :class:`AuthRef`; both frozen, checked as they
@@ -45,6 +46,7 @@ from knime_mcp.config.resolve import (
 )
 from knime_mcp.config.spec import DEMO_SERVER, Handshake, ServerSpec, TransportKind, demo_server_spec
 from knime_mcp.config.tls import DEFAULT_TLS, TlsSettings
+from knime_mcp.config.websocket import refuse_websocket
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -75,6 +77,7 @@ __all__ = [
     "literal_secret_query",
     "MAX_PASTED_CHARS",
     "parse_pasted",
+    "refuse_websocket",
     "resolve_env",
     "resolve_headers",
     "resolve_query",

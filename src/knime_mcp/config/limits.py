@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_SERVER_REQUESTS",
     "DEFAULT_TIMEOUTS",
     "ElicitationMode",
+    "MAX_MESSAGE_BYTES",
     "SamplingLimits",
     "ServerRequestPolicy",
     "Timeouts",
@@ -46,6 +47,12 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message a server may send: one MCP message (a server-sent event, a JSON response body, a stdio line)
+or one HTTP tool's answer, unless the tool's ``max_response_bytes`` says otherwise. The SDK's default of 1 MiB per
+event loses any larger tool result, and with it the session, and it reads JSON bodies and stdio lines without a
+limit. Applied by :mod:`knime_mcp.net.http_pool`; here so that the command line can name it without loading httpx."""
 
 ElicitationMode = Literal["decline", "defaults"]
 """How a form a tool asks for is answered while nobody watches: declined, or filled in with the defaults of its

@@ -27,6 +27,7 @@ from typing import Any
 from knime_mcp.config.auth import AuthRef
 from knime_mcp.config.references import INPUT_REF, literal_secret_env, literal_secret_headers
 from knime_mcp.config.spec import ServerSpec, TransportKind
+from knime_mcp.config.websocket import refuse_websocket
 from knime_mcp.errors import ConfigError
 from knime_mcp.redaction import CREDENTIAL_VALUE
 
@@ -115,6 +116,13 @@ def _input_ids(inputs: Any) -> frozenset[str] | None:
     return frozenset(str(item["id"]) for item in inputs)
 
 
+def _refuse_websocket(name: str, url: str, kind: object) -> None:
+    try:
+        refuse_websocket(url, kind if isinstance(kind, str) else None)
+    except ConfigError as exc:
+        raise ConfigError(f"Server {name!r}: {exc.message}", hint=exc.hint) from None
+
+
 def _server(name: str, entry: Any, inputs: frozenset[str] | None, credentials: bool) -> ServerSpec:
     if not isinstance(entry, dict):
         raise ConfigError(f"Server {name!r} of the MCP configuration is not an object.", hint=f"Write {_FORMATS}.")
@@ -124,6 +132,7 @@ def _server(name: str, entry: Any, inputs: frozenset[str] | None, credentials: b
             f'Server {name!r} of the MCP configuration needs either a "command" (stdio) or a "url" (http).',
         )
     kind = entry.get("type") or entry.get("transport")
+    _refuse_websocket(name, url if isinstance(url, str) else "", kind)
     if kind is not None and kind not in _TYPES:
         raise ConfigError(f"Server {name!r} has an unknown type {kind!r}; use one of {', '.join(_TYPES)}.")
     env = _env(name, _strings(name, "env", entry.get("env", {})), inputs, credentials)

@@ -22,9 +22,10 @@ from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from knime_mcp.config.auth import AuthRef
-from knime_mcp.config.limits import DEFAULT_TIMEOUTS, Timeouts
+from knime_mcp.config.limits import DEFAULT_TIMEOUTS, MAX_MESSAGE_BYTES, Timeouts
 from knime_mcp.config.references import literal_secret_env, literal_secret_headers, literal_secret_query
 from knime_mcp.config.tls import DEFAULT_TLS, TlsSettings
+from knime_mcp.config.websocket import refuse_websocket
 from knime_mcp.errors import ConfigError
 
 __all__ = [
@@ -80,6 +81,11 @@ class ServerSpec:
     so of the seal) when set, left out of the JSON when default, so tables written before it read, and are sealed,
     the same."""
 
+    max_response_bytes: int | None = None
+    """The largest response an HTTP tool (an API operation or a webhook) reads; a larger one is a tool error. None:
+    the default, :data:`~knime_mcp.config.limits.MAX_MESSAGE_BYTES` (64 MiB), and left out of the JSON, so tables
+    written before it read, and are sealed, the same; MCP servers ignore it."""
+
     seal: str | None = field(default=None, repr=False)
     """Proof that a person named this server in settings on this machine; set by
     :func:`knime_mcp.seal.seal_spec` only, and left out of comparisons."""
@@ -93,6 +99,7 @@ class ServerSpec:
     def __post_init__(self) -> None:
         if not self.target.strip():
             raise ConfigError("No MCP server given.", hint="Enter a server URL or a command line.")
+        refuse_websocket(self.target)
         if self.transport not in get_args(TransportKind):
             raise ConfigError(f"Unknown transport {self.transport!r}; use one of {', '.join(get_args(TransportKind))}.")
         if self.is_url and urlsplit(self.target).password:
@@ -123,6 +130,10 @@ class ServerSpec:
             raise ConfigError(
                 f"Unknown handshake {self.handshake!r}; use one of {', '.join(get_args(Handshake))}, or leave it out."
             )
+        if self.max_response_bytes is not None and self.max_response_bytes < 1:
+            raise ConfigError("The largest response must be a positive number of bytes.")
+        if self.max_response_bytes == MAX_MESSAGE_BYTES:
+            object.__setattr__(self, "max_response_bytes", None)  # the default written out is the default
         if self.transport in ("streamable-http", "sse") and not self.is_url:
             raise ConfigError(f"Transport {self.transport!r} needs an http(s) URL, got a command line.")
         self._check_roots()
@@ -183,6 +194,8 @@ class ServerSpec:
                 del data[name]
         if not self.roots:
             del data["roots"]
+        if self.max_response_bytes is None:
+            del data["max_response_bytes"]
         if self.tls.is_default:
             del data["tls"]
         else:

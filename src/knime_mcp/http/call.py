@@ -6,8 +6,10 @@ arguments, retries and logs for both kinds; above it sit :mod:`~knime_mcp.http.r
 (resolved once), the concurrency limit, a circuit breaker, the pinned address of an API from data, and the secrets
 to mask in every result and error.
 
-A 429 or 5xx answer is raised as :class:`BusyResponse`, a :class:`ServerBusyError` carrying the error result, so that
-the dispatcher retries it as it retries an MCP server's, and hands on the result when it does not.
+A redirect is followed as :mod:`~knime_mcp.http.redirects` says (within the origin, at most three), the API key of a
+query sent again; a response past the spec's ``max_response_bytes`` is a :class:`ToolCallError` saying how to raise
+it. A 429 or 5xx answer is raised as :class:`BusyResponse`, a :class:`ServerBusyError` carrying the error result, so
+that the dispatcher retries it as it retries an MCP server's, and hands on the result when it does not.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from knime_mcp.errors import (
     masked,
     translate,
 )
+from knime_mcp.http.redirects import REDIRECT_STATUSES, next_request
 from knime_mcp.http.request import NO_BODY, HttpRequest, build_request
 from knime_mcp.http.response import error_result, success_result
 from knime_mcp.net.breaker import Circuit, CircuitBreaker
@@ -92,6 +95,9 @@ class HttpToolClient:
         self._query = (*parse_qsl(target.query, keep_blank_values=True), *query.items())
         """The URL's own query, its ``${VAR}``\ s resolved (a webhook's token), and the API key's: sent as parameters,
         since httpx replaces a URL's query with the parameters given; never shown."""
+        self._key_query = tuple(query.items())
+        """The API key's parameters alone: sent again after a redirect (always within the origin)."""
+        self._max_bytes = spec.max_response_bytes or MAX_MESSAGE_BYTES
         self._secrets = secrets
         self._limiter = anyio.CapacityLimiter(max_concurrency)
         self._circuit = Circuit(breaker)
@@ -151,18 +157,12 @@ class HttpToolClient:
     async def _send(self, tool_name: str, request: HttpRequest, seconds: float) -> ToolResult:
         path = self._target.path.rstrip("/") + request.path if request.path else self._target.path
         url = urlunsplit(self._target._replace(path=path))
-        outgoing = self._http.build_request(
-            request.method,
-            url,
-            params=[*self._query, *request.query],
-            headers=dict(request.headers),
-            **({} if request.body is NO_BODY else {"json": request.body}),
-        )
+        outgoing = self._request(request, request.method, url, [*self._query, *request.query], request.body)
         try:
             with anyio.fail_after(seconds):
-                response = await self._http.send(outgoing, stream=True)
+                response = await self._follow(outgoing, request, url)
                 try:
-                    body = await read_bounded(response, MAX_MESSAGE_BYTES, _too_large)
+                    body = await read_bounded(response, self._max_bytes, lambda: _too_large(response, self._max_bytes))
                 finally:
                     await response.aclose()
         except TimeoutError as exc:
@@ -182,6 +182,33 @@ class HttpToolClient:
             ) from exc
         return self._result(request, response, body)
 
+    def _request(
+        self, request: HttpRequest, method: str, url: str, params: list[tuple[str, str]], body: Any
+    ) -> httpx2.Request:
+        return self._http.build_request(
+            method, url, params=params, headers=dict(request.headers), **({} if body is NO_BODY else {"json": body})
+        )
+
+    async def _follow(self, outgoing: httpx2.Request, request: HttpRequest, url: str) -> httpx2.Response:
+        """The streamed response at the end of the redirects the call may follow; ``url``: the first request's,
+        without its query (the pinned address, if any, is the transport's business)."""
+        method, body, followed = request.method, request.body, 0
+        while True:
+            response = await self._http.send(outgoing, stream=True)
+            location = response.headers.get("Location")
+            if response.status_code not in REDIRECT_STATUSES or location is None:
+                return response
+            await response.aclose()
+            redirect = next_request(response.status_code, location, url, method, followed)
+            followed += 1
+            parts = urlsplit(redirect.url)
+            query = parse_qsl(parts.query, keep_blank_values=True)
+            given = {name for name, _ in query}
+            params = [*query, *((name, value) for name, value in self._key_query if name not in given)]
+            url, method = urlunsplit(parts._replace(query="")), redirect.method
+            body = body if redirect.keeps_body else NO_BODY
+            outgoing = self._request(request, method, url, params, body)
+
     def _result(self, request: HttpRequest, response: httpx2.Response, body: bytes) -> ToolResult:
         """The response as a result, secrets masked (an API may echo the key it was sent)."""
         status, content_type = response.status_code, response.headers.get("Content-Type")
@@ -195,12 +222,19 @@ class HttpToolClient:
         return result
 
 
-def _too_large() -> ToolCallError:
-    """A body past :data:`~knime_mcp.net.http_pool.MAX_MESSAGE_BYTES`, the limit an MCP result has too."""
+def _too_large(response: httpx2.Response, limit: int) -> ToolCallError:
+    """A body past the tool's largest response (by default :data:`~knime_mcp.config.limits.MAX_MESSAGE_BYTES`, the
+    limit an MCP result has too); its size named when the response said it (and was not compressed)."""
+    length = response.headers.get("Content-Length", "")
+    size = f" ({int(length):,} bytes)" if length.isdigit() and "Content-Encoding" not in response.headers else ""
     return ToolCallError(
-        f"The API's response is larger than knime-mcp reads ({MAX_MESSAGE_BYTES // 2**20} MiB); the call ran, but "
-        "its result is lost.",
-        hint="Ask the API for less at a time (a filter, a page, a smaller range).",
+        f"The API's response{size} is larger than the largest response knime-mcp reads for this tool "
+        f"({_amount(limit)}); the call ran, but its result is lost.",
+        hint="Raise Largest response (MB) in the HTTP Tool Provider (--max-response-mb in knime-mcp), or ask the API "
+        "for less at a time (a filter, a page, a smaller range).",
     )
 
 
+def _amount(size: int) -> str:
+    """MB as the settings count them (2**20 bytes), or bytes below one."""
+    return f"{size / 2**20:g} MB" if size >= 2**20 else f"{size:,} bytes"

@@ -13,17 +13,21 @@ import json
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, CredentialLookup, TlsSettings
 from knime_mcp.errors import ConfigError, ServerConnectError
 
-__all__ = ["MAX_DOCUMENT_BYTES", "OpenApiDocument", "load_document", "parse_document"]
+if TYPE_CHECKING:
+    from knime_mcp.net.http_pool import HttpPool
+    from knime_mcp.net.urlguard import PinnedHost
+
+__all__ = ["MAX_DOCUMENT_BYTES", "SWAGGER_HINT", "OpenApiDocument", "fetch_text", "load_document", "parse_document"]
 
 MAX_DOCUMENT_BYTES = 10 * 2**20
 """The largest document read by default, from a URL or a file: the largest public API descriptions are a few MB."""
 
-_SWAGGER_HINT = (
+SWAGGER_HINT = (
     "Convert it to OpenAPI 3 first, e.g. with 'npx swagger2openapi swagger.json -o openapi.json', or with the "
     "converter of the API's own tooling."
 )
@@ -61,7 +65,7 @@ def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDoc
     if "swagger" in data:
         raise ConfigError(
             f"The document {source} is Swagger {data['swagger']}, which is not supported; OpenAPI 3.0 and 3.1 are.",
-            hint=_SWAGGER_HINT,
+            hint=SWAGGER_HINT,
         )
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
@@ -112,34 +116,49 @@ async def _fetch(
     max_bytes: int,
     tls: tuple[TlsSettings, CredentialLookup | None],
 ) -> str:
-    import httpx2
-
-    from knime_mcp.errors import translate_errors
-    from knime_mcp.net.http_pool import HttpPool, read_bounded, text_encoding
+    from knime_mcp.net.http_pool import HttpPool
     from knime_mcp.net.urlguard import check_url, shown_url
 
     pin = None if untrusted_hint is None else await check_url(url, hint=untrusted_hint)
-    shown = shown_url(url)
-    pool = HttpPool()
-    try:
-        with translate_errors(shown):
-            borrowed = pool.client(
-                timeout=httpx2.Timeout(timeout), pin=pin, tls=tls[0], credentials=tls[1], server=shown
-            )
-            async with borrowed as client:
-                accept = {"Accept": "application/json, application/yaml"}
-                async with client.stream("GET", url, headers=accept) as response:
-                    too_large = partial(_too_large, shown, max_bytes)
-                    content = await read_bounded(response, max_bytes, too_large) if response.status_code == 200 else b""
-    finally:
-        await pool.aclose()
-    if response.status_code != 200:
+    async with HttpPool() as pool:
+        status, text = await fetch_text(pool, url, pin=pin, timeout=timeout, max_bytes=max_bytes, tls=tls)
+    if status != 200:
         raise ServerConnectError(
-            f"The OpenAPI document could not be read: HTTP {response.status_code}.",
-            server=shown,
+            f"The OpenAPI document could not be read: HTTP {status}.",
+            server=shown_url(url),
             hint="Check the document's URL in a browser.",
         )
-    return content.decode(text_encoding(response), errors="replace")
+    return text
+
+
+async def fetch_text(
+    pool: HttpPool,
+    url: str,
+    *,
+    pin: PinnedHost | None,
+    timeout: float,
+    max_bytes: int,
+    tls: tuple[TlsSettings, CredentialLookup | None],
+) -> tuple[int, str]:
+    """The status of a GET of ``url`` through ``pool`` (to the ``pin``\ ned address of a URL from data, if set) and,
+    for a 200, its text of at most ``max_bytes`` (a ConfigError past them); connection failures as
+    :func:`~knime_mcp.errors.translate_errors` says them."""
+    import httpx2
+
+    from knime_mcp.errors import translate_errors
+    from knime_mcp.net.http_pool import read_bounded, text_encoding
+    from knime_mcp.net.urlguard import shown_url
+
+    shown = shown_url(url)
+    with translate_errors(shown):
+        borrowed = pool.client(timeout=httpx2.Timeout(timeout), pin=pin, tls=tls[0], credentials=tls[1], server=shown)
+        async with borrowed as client:
+            accept = {"Accept": "application/json, application/yaml"}
+            async with client.stream("GET", url, headers=accept) as response:
+                if response.status_code != 200:
+                    return response.status_code, ""
+                content = await read_bounded(response, max_bytes, partial(_too_large, shown, max_bytes))
+    return 200, content.decode(text_encoding(response), errors="replace")
 
 
 def _too_large(source: str, max_bytes: int) -> ConfigError:

@@ -60,10 +60,12 @@ def openapi_tools(
     auth: AuthRef | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
     tls: TlsSettings = DEFAULT_TLS,
+    max_response_bytes: int | None = None,
 ) -> list[MCPTool]:
     """One tool per operation, in the document's order; names as the document gives them (shaping sanitises). The
     servers are not sealed: :func:`knime_mcp.http.origins.judge_servers` decides which may be. ``tls``: the API's
-    TLS settings, which a person set (a document cannot ask for any)."""
+    TLS settings, which a person set (a document cannot ask for any); ``max_response_bytes``: the largest response
+    a tool reads (None: the default)."""
     data = document.data
     schemas = DocumentSchemas(data)
     title = str((data.get("info") or {}).get("title") or "") or None
@@ -71,7 +73,10 @@ def openapi_tools(
 
     def server(url: str) -> ServerSpec:
         if url not in servers:
-            servers[url] = ServerSpec(target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts, tls=tls)
+            servers[url] = ServerSpec(
+                target=url, name=title, auth=auth or AuthRef(), timeouts=timeouts, tls=tls,
+                max_response_bytes=max_response_bytes,
+            )  # fmt: skip
         return servers[url]
 
     tools = []

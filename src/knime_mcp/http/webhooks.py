@@ -1,6 +1,8 @@
-"""Webhooks as tools: each row (name, description, URL, method, input schema) is a tool whose arguments are sent
-as the JSON body of one request to its URL. A webhook says nothing of what the workflow behind it does, so its tool
-has no behaviour hints: the MCP defaults (it may write and destroy), and the tool policy names it as unannotated.
+"""Webhooks as tools: each row (name, description, URL, method, input and output schema) is a tool whose arguments
+are sent as the JSON body of one request to its URL; a response that breaks the row's Output Schema is a tool error
+that keeps the body (:mod:`knime_mcp.http.output_check`). A webhook says nothing of what the workflow behind it
+does, so its tool has no behaviour hints: the MCP defaults (it may write and destroy), and the tool policy names it
+as unannotated.
 
 Layer: beside :mod:`knime_mcp.http.openapi`; the rows come from a KNIME table or a CSV file, so everything in them
 is checked here and a bad row is a ConfigError naming it. Shaping (filter, prefix, names) is the provider's
@@ -19,12 +21,13 @@ from typing import Any
 from knime_mcp.config import DEFAULT_TIMEOUTS, ServerSpec, Timeouts
 from knime_mcp.errors import ConfigError
 from knime_mcp.seal import seal_spec
+from knime_mcp.tools.argument_validation import schema_fault
 from knime_mcp.tools.http_operation import BODY_ARGUMENTS, HttpOperation
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 
 __all__ = ["WEBHOOK_COLUMNS", "WebhookRow", "check_webhook_columns", "webhook_rows", "webhook_tools"]
 
-WEBHOOK_COLUMNS = ("Name", "Description", "URL", "Method", "Input Schema")
+WEBHOOK_COLUMNS = ("Name", "Description", "URL", "Method", "Input Schema", "Output Schema")
 """The columns of a webhook table, in the HTTP Tool Provider's input and a ``--webhooks`` CSV file."""
 
 
@@ -41,6 +44,10 @@ class WebhookRow:
     input_schema: str | None = None
     """JSON Schema of the payload, as JSON text; empty: any object."""
 
+    output_schema: str | None = None
+    """JSON Schema (an object schema) every response must match, as JSON text; empty: responses are not checked. A
+    JSON response that is not an object is checked as ``{"result": …}``, as MCP servers wrap it."""
+
     label: str = ""
     """How messages name the row, e.g. ``Row3``; empty: ``row N``, by its number."""
 
@@ -50,7 +57,7 @@ def check_webhook_columns(columns: Iterable[str]) -> None:
     if missing := [name for name in ("Name", "URL") if name not in set(columns)]:
         raise ConfigError(
             f"The webhook table has no {' or '.join(repr(name) for name in missing)} column.",
-            hint=f"Give it the columns {', '.join(WEBHOOK_COLUMNS)} (Description, Method and Input Schema optional).",
+            hint=f"Give it the columns {', '.join(WEBHOOK_COLUMNS)} (all but Name and URL optional).",
         )
 
 
@@ -69,6 +76,7 @@ def webhook_rows(records: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Webho
             description=text(record, "Description"),
             method=text(record, "Method"),
             input_schema=text(record, "Input Schema"),
+            output_schema=text(record, "Output Schema"),
             label=label,
         )
         for label, record in records
@@ -76,14 +84,22 @@ def webhook_rows(records: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Webho
 
 
 def webhook_tools(
-    rows: Iterable[WebhookRow], *, timeouts: Timeouts = DEFAULT_TIMEOUTS, sealed: bool = False
+    rows: Iterable[WebhookRow],
+    *,
+    timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    sealed: bool = False,
+    max_response_bytes: int | None = None,
 ) -> list[MCPTool]:
     """A tool per row. ``sealed``: the rows are a person's (settings, not data), so their URLs need no SSRF check
-    downstream; table rows are data unless the node is told to trust them."""
-    return [_tool(row, row.label or f"row {number}", timeouts, sealed) for number, row in enumerate(rows, start=1)]
+    downstream; table rows are data unless the node is told to trust them. ``max_response_bytes``: the largest
+    response a tool reads (None: the default)."""
+    return [
+        _tool(row, row.label or f"row {number}", timeouts, sealed, max_response_bytes)
+        for number, row in enumerate(rows, start=1)
+    ]
 
 
-def _tool(row: WebhookRow, label: str, timeouts: Timeouts, sealed: bool) -> MCPTool:
+def _tool(row: WebhookRow, label: str, timeouts: Timeouts, sealed: bool, max_response_bytes: int | None) -> MCPTool:
     def bad(message: str) -> ConfigError:
         return ConfigError(f"Webhook {label}: {message}", hint=f"Fix the webhook table's {label}.")
 
@@ -94,10 +110,11 @@ def _tool(row: WebhookRow, label: str, timeouts: Timeouts, sealed: bool) -> MCPT
     if not url.startswith(("http://", "https://")):
         raise bad(f"the URL {url!r} is not an http(s) URL." if url else "no URL.")
     method = (row.method or "").strip().upper() or "POST"
-    schema = _schema(row.input_schema, bad)
+    schema = _schema(row.input_schema, "Input Schema", bad) or {"type": "object", "properties": {}}
+    output_schema = _schema(row.output_schema, "Output Schema", bad)
     try:
-        operation = HttpOperation(method=method, body=BODY_ARGUMENTS)
-        server = ServerSpec(target=url, name=name, timeouts=timeouts)
+        operation = HttpOperation(method=method, body=BODY_ARGUMENTS, checks_output=output_schema is not None)
+        server = ServerSpec(target=url, name=name, timeouts=timeouts, max_response_bytes=max_response_bytes)
     except ConfigError as exc:
         raise bad(exc.message) from exc
     return MCPTool(
@@ -106,19 +123,23 @@ def _tool(row: WebhookRow, label: str, timeouts: Timeouts, sealed: bool) -> MCPT
         description=(row.description or "").strip() or f"{method} {server.display_name}",
         input_schema=schema,
         parameter_schema=schema,
+        output_schema=output_schema,
         annotations=ToolAnnotations(),  # no hints: whatever the workflow behind it does (the MCP defaults)
         server=seal_spec(server) if sealed else server,
         http=operation,
     )
 
 
-def _schema(text: str | None, bad: Any) -> dict[str, Any]:
+def _schema(text: str | None, column: str, bad: Any) -> dict[str, Any] | None:
+    """The object schema in the cell of ``column``; None for an empty cell."""
     if not (text or "").strip():
-        return {"type": "object", "properties": {}}
+        return None
     try:
         schema = json.loads(text or "")
     except json.JSONDecodeError as exc:
-        raise bad(f"the Input Schema is not JSON ({exc.msg} at position {exc.pos}).") from exc
+        raise bad(f"the {column} is not JSON ({exc.msg} at position {exc.pos}).") from exc
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-        raise bad('the Input Schema is not a JSON Schema object, e.g. {"type": "object", "properties": {…}}.')
+        raise bad(f'the {column} is not a JSON Schema object, e.g. {{"type": "object", "properties": {{…}}}}.')
+    if fault := schema_fault(schema):
+        raise bad(f"the {column} is not a valid JSON Schema: {fault}.")
     return schema

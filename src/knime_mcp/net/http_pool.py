@@ -17,16 +17,12 @@ from collections.abc import Callable
 import httpx2
 
 from knime_mcp.config import DEFAULT_TLS, CredentialLookup, TlsSettings
+from knime_mcp.config.limits import MAX_MESSAGE_BYTES
 from knime_mcp.net.library_logs import mask_library_logs
 from knime_mcp.net.tls import ssl_context
 from knime_mcp.net.urlguard import PinnedHost
 
 __all__ = ["MAX_MESSAGE_BYTES", "HttpPool", "ResponseWatch", "read_bounded", "text_encoding"]
-
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""The largest message a server may send: one MCP message (a server-sent event, a JSON response body, a stdio line)
-or one HTTP tool's answer. The SDK's default of 1 MiB per event loses any larger tool result, and with it the
-session, and it reads JSON bodies and stdio lines without a limit."""
 
 ResponseWatch = Callable[[httpx2.Request, httpx2.Response], None]
 """Told of each response as it arrives, before its body is read (an MCP session bounds and tracks bodies)."""

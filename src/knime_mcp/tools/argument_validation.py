@@ -1,4 +1,5 @@
-"""Checking a call's arguments against a tool's input schema, in bounded time, before they are sent.
+"""Checking a call's arguments against a tool's input schema, in bounded time, before they are sent; and a value
+against a schema a person wrote (a webhook's *Output Schema*, :mod:`knime_mcp.http.webhooks`).
 
 Used by the dispatcher and the callers, for any tool (MCP, HTTP or workflow). ``jsonschema`` is imported on first
 validation only, to keep ``import knime_mcp`` light, and a remote ``$ref`` is never fetched.
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 from knime_mcp.redaction import redact_text
 
-__all__ = ["PATTERN_TIMEOUT", "validate_arguments"]
+__all__ = ["PATTERN_TIMEOUT", "schema_fault", "validate_arguments", "validate_value"]
 
 _Checker = Callable[[Any], list[str]]
 
@@ -41,7 +42,12 @@ def validate_arguments(tool: _Validatable, arguments: Mapping[str, Any]) -> list
     The validator is compiled once per schema object and cached, so row-by-row calling pays for it once per tool.
     A schema that cannot be checked here (invalid, unresolvable ``$ref``, too deep) is left to the server to judge.
     """
-    schema = tool.input_schema
+    return validate_value(tool.input_schema, arguments)
+
+
+def validate_value(schema: dict[str, Any], value: Any) -> list[str]:
+    """Every way ``value`` breaks ``schema``, as :func:`validate_arguments` words them; the checker is cached by the
+    schema object."""
     entry = _checkers.get(id(schema))
     if entry is None or entry[0] is not schema:
         entry = (schema, _compile(schema))
@@ -49,7 +55,22 @@ def validate_arguments(tool: _Validatable, arguments: Mapping[str, Any]) -> list
             if len(_checkers) >= _CACHE_SIZE:
                 del _checkers[next(iter(_checkers))]
             _checkers[id(schema)] = entry
-    return entry[1](arguments)
+    return entry[1](value)
+
+
+def schema_fault(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is not a JSON Schema (by the draft its ``$schema`` names, else 2020-12), or None: for a schema a
+    person wrote, which must be checkable, where a server's invalid schema is left to the server."""
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return exc.message
+    except RecursionError:
+        return "it is nested too deeply"
+    return None
 
 
 def _compile(schema: dict[str, Any]) -> _Checker:

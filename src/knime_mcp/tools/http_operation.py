@@ -55,6 +55,11 @@ class HttpOperation:
     """The argument sent as the JSON request body, :data:`BODY_ARGUMENTS` for every argument that is not a
     parameter, or None for no body."""
 
+    checks_output: bool = False
+    """Whether a response must match the tool's output schema (a webhook's *Output Schema*, which a person wrote as
+    a promise); an OpenAPI document's response schemas describe an API rather than promise, so they are not checked.
+    Written to a table only when set, so the seals of tables made before it stay as they were."""
+
     def __post_init__(self) -> None:
         """A table may hold anything here; what is wrong is named now, not in a run."""
         if self.method not in _METHODS:
@@ -79,6 +84,7 @@ class HttpOperation:
                 for p in self.parameters
             ],
             "body": self.body,
+            **({"checks_output": True} if self.checks_output else {}),
         }
 
     @classmethod
@@ -98,6 +104,7 @@ class HttpOperation:
                     for p in parameters
                 ),
                 body=data.get("body"),
+                checks_output=data.get("checks_output") is True,
             )
         except KeyError as exc:
             raise ConfigError(f"The HTTP operation has no {exc.args[0]!r}.") from exc

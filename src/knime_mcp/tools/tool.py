@@ -89,6 +89,11 @@ class MCPTool:
     """True for a tool only its app may call (``_meta.ui.visibility`` without ``"model"``): never offered to a model,
     kept in the tools table for the app. Not covered by the table's seal: it only narrows what a model is offered."""
 
+    timeout: float | None = None
+    """Seconds a call of this tool may take, from a person's *Timeout (s)* column beside the tools table's MCP Tool
+    column (:mod:`knime_mcp.tools.tool_timeouts`); None: the node's own call timeout. Not in the tool's cell, so not
+    covered by the seal: it bounds how long a call may take (at most a day), never whether it may run."""
+
     def __post_init__(self) -> None:
         """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
         if (

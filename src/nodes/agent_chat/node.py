@@ -37,6 +37,7 @@ from nodes.parameters.agent import (
     sampling_max_tokens_parameter,
     sampling_parameter,
     server_instructions_parameter,
+    skills_parameter,
     system_message_parameter,
     tool_budget_bytes_parameter,
     tool_budget_parameter,
@@ -96,7 +97,7 @@ class AgentChat:
     """Chats with an agent that uses MCP tools and KNIME workflow tools, in the node's view.
 
     The agent is the Agent Prompter's, with the same settings where they mean the same (tool columns, tool policy,
-    limits, sampling, resources, *Ask before calling*). In the view a person types a message; the answer appears
+    limits, sampling, resources, skills, *Ask before calling*). In the view a person types a message; the answer appears
     as it is generated, each tool call shows when it starts and ends (unless *Show tool calls* is off), *Stop*
     ends the turn and cancels the calls in flight, a call that needs approval waits on a card (approve, deny with
     a reason, allow for this session), a server's form is shown to fill in, and an OAuth sign-in link appears in
@@ -156,6 +157,7 @@ class AgentChat:
     resources = resources_parameter()
     tasks = tasks_parameter()
     server_instructions = server_instructions_parameter()
+    skills = skills_parameter()
     tool_budget = tool_budget_parameter()
     tool_budget_bytes = tool_budget_bytes_parameter()
     pinned_tools = pinned_tools_parameter()

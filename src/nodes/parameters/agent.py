@@ -26,7 +26,7 @@ __all__ = [
     "output_cap_parameter",
     "resources_parameter", "sampling_max_prompt_bytes_parameter", "sampling_max_requests_parameter",
     "pinned_tools_parameter", "sampling_max_tokens_parameter", "sampling_parameter", "system_message_parameter",
-    "server_instructions_parameter",
+    "server_instructions_parameter", "skills_parameter",
     "tool_budget_bytes_parameter", "tool_budget_parameter", "tool_errors_parameter", "workflow_column_parameter",
 ]  # fmt: skip
 
@@ -110,7 +110,8 @@ def max_concurrency_parameter() -> knext.IntParameter:
 def call_timeout_parameter() -> knext.DoubleParameter:
     return knext.DoubleParameter(
         "Tool call timeout (s)",
-        "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider.",
+        "Seconds to wait for one MCP tool call; 0 uses the timeout set in the MCP Tool Provider. A tool whose row of "
+        "the tools table has a number in a *Timeout (s)* column (one you add) waits that long instead.",
         0.0,
         min_value=0.0,
         is_advanced=True,
@@ -229,6 +230,21 @@ def server_instructions_parameter() -> knext.BoolParameter:
     )
 
 
+def skills_parameter() -> knext.StringParameter:
+    return knext.StringParameter(
+        "Skills folder",
+        "A folder of Agent Skills, the open format: each subfolder holds a SKILL.md with a name and a description in "
+        "its front matter and instructions below, and may hold other files. The model is told each skill's name and "
+        "description, and when it chooses a skill it reads its instructions and files with two tools of the agent's "
+        "own, load_skill and read_skill_file (logged with the kind 'skill'; the allow-list and the deny-list apply "
+        "to these names). They only read text files inside the skill's own folder; nothing in a skill is run, and "
+        "the model is told so. Subfolders that break the format are left out with a warning. Empty: no skills.",
+        "",
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
 _SEARCH = (
     " Up to this many, every tool is offered to the model as it is. With more, the model is offered a tool search "
     "instead (search_tools: it describes what it wants to do and gets the best matching tools), the tools found "
@@ -306,6 +322,7 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
         ),
         tasks=node.tasks,
         server_instructions=node.server_instructions,
+        skills=node.skills or None,
         approval=approval_policy(
             destructive=node.ask_destructive,
             unannotated=node.ask_unannotated,
