@@ -131,3 +131,9 @@ def test_what_the_provider_writes_reads_back_as_the_same_call() -> None:
         "https://tools.example.com/mcp",
         SCHEMA,
     )
+
+
+def test_an_app_only_tool_gets_no_knime_tool_as_knimes_agent_would_offer_it_to_a_model() -> None:
+    cells, note = knime_tool_cells([_tool("refresh", app_uri="ui://budget/app.html", app_only=True)])
+    assert cells == [None]
+    assert note is not None and "'refresh' (only its MCP App may call it" in note

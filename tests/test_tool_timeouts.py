@@ -65,6 +65,9 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_up_to_a_day_is_the_r
 def test_an_mcp_tools_own_timeout_cuts_its_call_short_of_the_runs(sleep_tool: MCPTool) -> None:
     outcome = _call(sleep_tool.with_changes(timeout=0.5), {"seconds": 30}, run_timeout=120)
     assert outcome.record.status == "timeout" and "did not answer" in (outcome.record.error or "")
+    # and the advice names where that timeout is set, not the run's
+    assert "Raise the tool's 'Timeout (s)' in its tools table" in (outcome.record.error or "")
+    assert "Raise the call timeout" not in (outcome.record.error or "")
 
 
 def test_an_mcp_tools_own_timeout_lets_its_call_run_past_the_runs(sleep_tool: MCPTool) -> None:

@@ -38,6 +38,7 @@ from knime_mcp.tools.argument_validation import validate_arguments
 from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool
+from knime_mcp.tools.tool_timeouts import OWN_TIMEOUT_HINT, RAISE_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -276,15 +277,20 @@ class Dispatcher:
         retries do it, so that every send is one counted attempt."""
         client = await self._pool.client(tool.server)
         progress = None if self._progress is None else partial(_report_progress, self._progress, tool.name)
-        return await client.call_tool(
-            tool.tool_name,
-            arguments,
-            timeout=self._timeout_of(tool),
-            repeatable=resend_lost,
-            progress=progress,
-            task_support=tool.task_support,
-            tasks=self._tasks,
-        )
+        try:
+            return await client.call_tool(
+                tool.tool_name,
+                arguments,
+                timeout=self._timeout_of(tool),
+                repeatable=resend_lost,
+                progress=progress,
+                task_support=tool.task_support,
+                tasks=self._tasks,
+            )
+        except ToolTimeoutError as exc:
+            if tool.timeout is not None and exc.hint:  # the tool's own timeout ran out: say where it is set
+                exc.hint = exc.hint.replace(RAISE_CALL_TIMEOUT, OWN_TIMEOUT_HINT)
+            raise
 
     async def _with_retries(self, send: Callable[[], Awaitable[ToolResult]], attempts: int) -> tuple[ToolResult, int]:
         """``send()`` up to ``attempts`` times while it fails transiently. The first attempt runs without tenacity:

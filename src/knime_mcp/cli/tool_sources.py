@@ -36,6 +36,8 @@ from knime_mcp.cli.wording import print_notes
 from knime_mcp.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import ServerSpec
     from knime_mcp.tools.tool import MCPTool
@@ -187,14 +189,17 @@ class ToolSource:
 
 def read_tools_file(path: str) -> list[MCPTool]:
     """The tools of a file ``tools`` or ``http-tools`` wrote: JSON (by its ``.json`` suffix), Parquet (``.parquet``)
-    or else an Arrow IPC file; a tool whose seal does not fit keeps its server unsealed."""
+    or else an Arrow IPC file; a tool whose seal does not fit keeps its server unsealed. A *Timeout (s)* column (a
+    key of the JSON rows) gives its tools their own call timeout, as it does in a tools table in KNIME; a bad value
+    is an error naming the column and the row (counted from 0)."""
     import pyarrow as pa
 
-    from knime_mcp.tools.arrow import tools_from_arrow
     from knime_mcp.tools.tool import MCPTool
     from knime_mcp.tools.tool_cells import TableReader
+    from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN, with_timeouts
 
     suffix = os.path.splitext(path)[1].lower()
+    timeouts: list[Any] | None = None
     try:
         if suffix == ".json":
             with open(path, encoding="utf-8") as file:
@@ -202,12 +207,25 @@ def read_tools_file(path: str) -> list[MCPTool]:
             if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
                 raise ValueError("it is not a JSON list of tools")
             reader = TableReader(MCPTool.from_fields)
-            return [reader.tool(row) for row in rows]
-        if suffix == ".parquet":
+            tools = [reader.tool(row) for row in rows]
+            if any(TIMEOUT_COLUMN in row for row in rows):
+                timeouts = [row.get(TIMEOUT_COLUMN) for row in rows]
+        elif suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            return tools_from_arrow(pq.read_table(path, use_threads=False))  # apache/arrow#34314: see docs/nodes.md
-        with pa.memory_map(path) as source:
-            return tools_from_arrow(pa.ipc.open_file(source).read_all())
+            tools, timeouts = _arrow_tools(pq.read_table(path, use_threads=False))  # apache/arrow#34314: docs/nodes.md
+        else:
+            with pa.memory_map(path) as source:
+                tools, timeouts = _arrow_tools(pa.ipc.open_file(source).read_all())
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ConfigError(f"Cannot read the tools file {path!r}: {exc}", hint=_WRITE_ONE) from exc
+    return tools if timeouts is None else with_timeouts(tools, timeouts, [str(row) for row in range(len(tools))])
+
+
+def _arrow_tools(table: pa.Table) -> tuple[list[MCPTool], list[Any] | None]:
+    """The tools of an Arrow tools file's table, and its *Timeout (s)* cells (None without the column)."""
+    from knime_mcp.tools.arrow import tools_from_arrow
+    from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN
+
+    cells = table.column(TIMEOUT_COLUMN).to_pylist() if TIMEOUT_COLUMN in table.column_names else None
+    return tools_from_arrow(table), cells

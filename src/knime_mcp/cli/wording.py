@@ -19,6 +19,7 @@ CLI_WORDS: tuple[tuple[str, str], ...] = (
     ("the transport setting", "--transport"),
     ("aise the connect timeout", "aise --connect-timeout"),
     ("aise the call timeout", "aise --call-timeout"),
+    ("for the node's own timeout", "for --call-timeout"),
     (
         "Raise the iteration limit, or let the node ask for a final answer when the limit is reached.",
         "Raise --iteration-limit, or pass --on-limit final-answer.",

@@ -46,6 +46,7 @@ from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool, TaskSupport
+from knime_mcp.tools.tool_timeouts import RAISE_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from knime_mcp.auth import ServerOAuth
@@ -305,7 +306,7 @@ class McpClient:
             return ToolTimeoutError(
                 f"Tool {tool_name!r} did not answer {deadline.describe()}; the call was cancelled.",
                 server=self.server,
-                hint=diagnostics.no_answer_hint("Raise the call timeout if the tool is slow."),
+                hint=diagnostics.no_answer_hint(RAISE_CALL_TIMEOUT),
             )
 
         async def call(session: LiveSession) -> ToolResult:

@@ -7,6 +7,10 @@ that name (its reader takes the tool's name as the server's tool name). This mod
 name them rather than drop them), and which MCPTool a KNIME Tool cell stands for. It knows no ``knime``: the nodes
 build and read the cells (``nodes.knime_io.tools_table``).
 
+A tool's MCP App does not travel in a KNIME Tool value: KNIME's Java side fixes the value's fields, and the one
+place left, the parameter schema, is what KNIME's agent hands a model, whose provider may refuse a keyword it does not
+know. An app-only tool gets no cell: KNIME's agent would offer it to a model.
+
 A KNIME Tool cell is data, like an unsealed MCP Tool cell: its server is never sealed here, so agent and caller
 nodes check it with the SSRF guard and send it no secret of this machine unless their *Trust every server in the
 tools table* is on.
@@ -64,6 +68,8 @@ def _left_out(tool: MCPTool) -> str | None:
         return "a token from an environment variable: KNIME's Tool type names a KNIME credential only"
     if tool.task_required:
         return "runs only as an MCP task"
+    if tool.app_only:
+        return "only its MCP App may call it: KNIME's agent would offer it to a model"
     return None
 
 

@@ -17,9 +17,15 @@ from typing import Any
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["MAX_TOOL_TIMEOUT", "TIMEOUT_COLUMN", "with_timeouts"]
+__all__ = ["MAX_TOOL_TIMEOUT", "OWN_TIMEOUT_HINT", "RAISE_CALL_TIMEOUT", "TIMEOUT_COLUMN", "with_timeouts"]
 
 TIMEOUT_COLUMN = "Timeout (s)"
+
+RAISE_CALL_TIMEOUT = "Raise the call timeout if the tool is slow."
+"""A timed-out call's advice (:mod:`knime_mcp.mcp.client`), for a call under the run's own timeout."""
+
+OWN_TIMEOUT_HINT = f"Raise the tool's {TIMEOUT_COLUMN!r} in its tools table if the tool is slow."
+"""The advice instead, for a call under its tool's own timeout (:mod:`knime_mcp.calls.dispatch`)."""
 
 MAX_TOOL_TIMEOUT = 24 * 60 * 60
 """Seconds: a day, longer than any call a node should wait for, short enough that a table cannot hang a run."""
