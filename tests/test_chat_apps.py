@@ -40,6 +40,11 @@ SECRET = "ledger-s3cret-value"
 _PATIENCE = 60.0
 """Seconds a test waits for an event before it fails (a wait for readiness, not a timing)."""
 
+ASK_BEFORE_DESTRUCTIVE = AgentConfig(approval=ApprovalPolicy(destructive=True), policy=ToolPolicy(destructive="allow"))
+"""Destructive tools allowed, each call asked about first."""
+DELETE_RENT = {"name": "delete_entry", "arguments": {"entry": "rent"}}
+"""What the app asks: a call of the ledger's destructive tool."""
+
 
 @pytest.fixture
 def received(tmp_path: Path) -> Path:
@@ -148,10 +153,9 @@ def test_a_tool_call_from_the_app_reaches_its_server_and_its_result_comes_back_a
 def test_a_destructive_call_from_the_app_waits_for_approval_and_runs_once_approved(
     tools: list[MCPTool], received: Path
 ) -> None:
-    config = AgentConfig(approval=ApprovalPolicy(destructive=True), policy=ToolPolicy(destructive="allow"))
-    with ChatSession(_model(), tools, config=config) as session:
+    with ChatSession(_model(), tools, config=ASK_BEFORE_DESTRUCTIVE) as session:
         _shown(session)
-        request_id = session.app_request("c1", "tools/call", {"name": "delete_entry", "arguments": {"entry": "rent"}})
+        request_id = session.app_request("c1", "tools/call", DELETE_RENT)
         approval = _event(session, "approval")
         # It waits on an approval card naming the app; the server has not seen it
         assert (approval["tool"], approval["by_app"], approval["arguments"]) == (
@@ -179,7 +183,7 @@ def test_a_call_from_the_app_that_the_tool_policy_blocks_is_refused_without_aski
     config = AgentConfig(approval=ApprovalPolicy(destructive=True))
     with ChatSession(_model(), tools, config=config) as session:
         _shown(session)
-        reply = _ask(session, "tools/call", {"name": "delete_entry", "arguments": {"entry": "rent"}})
+        reply = _ask(session, "tools/call", DELETE_RENT)
         events = session.events()
         run = session.run()
     assert reply["error"].startswith("The call was not made: tool 'delete_entry' is annotated destructive")
@@ -192,10 +196,9 @@ def test_a_call_from_the_app_that_the_tool_policy_blocks_is_refused_without_aski
 def test_a_denied_call_from_the_app_answers_the_app_with_an_error_and_never_reaches_the_server(
     tools: list[MCPTool], received: Path
 ) -> None:
-    config = AgentConfig(approval=ApprovalPolicy(destructive=True), policy=ToolPolicy(destructive="allow"))
-    with ChatSession(_model(), tools, config=config) as session:
+    with ChatSession(_model(), tools, config=ASK_BEFORE_DESTRUCTIVE) as session:
         _shown(session)
-        request_id = session.app_request("c1", "tools/call", {"name": "delete_entry", "arguments": {"entry": "rent"}})
+        request_id = session.app_request("c1", "tools/call", DELETE_RENT)
         approval = _event(session, "approval", by_app=LEDGER_APP)
         session.decide(approval["call_id"], "deny", reason="Keep the rent.")
         reply = _reply(session, request_id)
@@ -209,10 +212,9 @@ def test_a_denied_call_from_the_app_answers_the_app_with_an_error_and_never_reac
 
 
 def test_closing_the_chat_ends_an_apps_call_that_waits_for_approval(tools: list[MCPTool], received: Path) -> None:
-    config = AgentConfig(approval=ApprovalPolicy(destructive=True), policy=ToolPolicy(destructive="allow"))
-    with ChatSession(_model(), tools, config=config) as session:
+    with ChatSession(_model(), tools, config=ASK_BEFORE_DESTRUCTIVE) as session:
         _shown(session)
-        session.app_request("c1", "tools/call", {"name": "delete_entry", "arguments": {"entry": "rent"}})
+        session.app_request("c1", "tools/call", DELETE_RENT)
         _event(session, "approval", by_app=LEDGER_APP)
     # The session closed (the with block ended), and the call was never made
     assert not any(line.startswith("delete_entry") for line in _received(received))

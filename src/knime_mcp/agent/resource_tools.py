@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from knime_mcp.calls.dispatch import LocalTool
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from knime_mcp.mcp.resources import ResourceContent
     from knime_mcp.tools.policy import ToolPolicy
 
-__all__ = ["LIST_RESOURCES", "READ_RESOURCE", "RESOURCE_KIND", "resource_tools", "table_servers"]
+__all__ = ["LIST_RESOURCES", "READ_RESOURCE", "RESOURCE_KIND", "offered_under", "resource_tools", "table_servers"]
 
 LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
@@ -96,6 +96,11 @@ def resource_tools(
             kind=RESOURCE_KIND,
         ),
     ]
+    return offered_under(policy, tools)
+
+
+def offered_under(policy: ToolPolicy, tools: Sequence[LocalTool]) -> tuple[list[LocalTool], list[str]]:
+    """The agent's own tools the policy's lists let through, and one warning per tool they block."""
     offered: list[LocalTool] = []
     warnings: list[str] = []
     for tool in tools:

@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from knime_mcp.agent.resource_tools import offered_under
 from knime_mcp.calls.dispatch import LocalTool
 from knime_mcp.errors import ToolCallError
 from knime_mcp.tools.results import TextPart, ToolResult
@@ -93,14 +94,7 @@ def skill_tools(skills: Sequence[Skill], policy: ToolPolicy) -> tuple[list[Local
             kind=SKILL_KIND,
         ),
     ]
-    offered: list[LocalTool] = []
-    warnings: list[str] = []
-    for tool in tools:
-        if (reason := policy.check_names(tool.name)) is None:
-            offered.append(tool)
-        else:
-            warnings.append(f"Not offered to the model: {reason}")
-    return offered, warnings
+    return offered_under(policy, tools)
 
 
 class _Skills:
