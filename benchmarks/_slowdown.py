@@ -2,9 +2,9 @@
 would fail at such a regression.
 
 Benchmark-side only: nothing in ``src/`` reads any of it. :func:`slowed` wraps, in this process, the project's call
-path (ours: :data:`OURS_ASYNC`) and the SDK's call beneath it (theirs: ``mcp.Client.call_tool``). Each step the
-project's code runs on a thread (a coroutine's run from one await to the next, awaited coroutines included) is timed,
-less the steps of the SDK's call nested in it, and that much time is spent again ``F - 1`` times by a busy loop, as
+path (ours: :data:`OURS_ASYNC`) and the work beneath it that the peers do as well (theirs: :data:`THEIRS`). Each step
+the project's code runs on a thread (a coroutine's run from one await to the next, awaited coroutines included) is
+timed, less the steps of theirs nested in it, and that much time is spent again ``F - 1`` times by a busy loop, as
 slower code of ours would spend it. Only the outermost wrapped frame on a thread is timed, so nothing counts twice.
 ``SyncMcpClient.call_tool`` also spends its hand-over between threads again: its wall time less that of the async
 call it hands over. Processes the benchmark starts read :data:`ENV` instead (``_slowed_cli.py``).
@@ -14,17 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Coroutine, Generator, Iterator
 from typing import Any
 
+import httpx2
 import mcp
 from _slowed_cli import spin
 
 from knime_mcp.caller.table import _Run
+from knime_mcp.calls import listing
+from knime_mcp.calls.dispatch import Dispatcher
 from knime_mcp.mcp.client import McpClient
 from knime_mcp.mcp.sync import SyncMcpClient
+from knime_mcp.registry import catalog
 
 OURS_ASYNC: tuple[tuple[type, str], ...] = (
     (McpClient, "call_tool"),
@@ -32,9 +38,24 @@ OURS_ASYNC: tuple[tuple[type, str], ...] = (
     (_Run, "_read"),
     (_Run, "_call"),
     (_Run, "_write"),
+    (Dispatcher, "call"),
+    (listing, "list_http_tools"),
+    (catalog, "search_servers"),
 )
-"""The project's coroutines on the timed paths: a call (figures 1, 2, 8) and the Tool Caller's reader, callers and
-writer, each a task of its own (figures 4, 7)."""
+"""The project's coroutines on the timed paths: a call (figures 1, 2, 8), the Tool Caller's reader, callers and
+writer, each a task of its own (figures 4, 7), a call through the dispatcher (a program tool's, 14; a UTCP tool's, 15),
+reading a UTCP manual (15c) and a registry search (16). The benchmarks call the two functions through their modules,
+so that the wrapped ones run."""
+
+THEIRS: tuple[tuple[type, str], ...] = (
+    (mcp.Client, "call_tool"),
+    (httpx2.AsyncClient, "send"),
+    (subprocess.Popen, "_execute_child"),
+)
+"""What the peers do as well, not counted as ours: the SDK's call (figures 1-8), an HTTP request and its answer
+(``httpx2``, which the project uses; the raw GETs of figure 16 send theirs with ``httpx`` alike; utcp's client of
+figure 15 uses aiohttp instead, so there ours is understated and a figure that fails fails all the more) and starting
+a process (the raw subprocess of figure 14 starts it alike)."""
 
 _state = threading.local()
 
@@ -64,11 +85,16 @@ class _Clock:
 
     @contextlib.contextmanager
     def theirs(self) -> Iterator[None]:
+        """Only the outermost of theirs on a thread counts (an HTTP request inside the SDK's call counts once)."""
+        depth = getattr(_state, "their_depth", 0)
+        _state.their_depth = depth + 1
         started = time.perf_counter()
         try:
             yield
         finally:
-            _state.sdk = getattr(_state, "sdk", 0.0) + time.perf_counter() - started
+            _state.their_depth = depth
+            if not depth:
+                _state.sdk = getattr(_state, "sdk", 0.0) + time.perf_counter() - started
 
 
 def _stepped(coroutine: Coroutine[Any, Any, Any], step: Callable[[], contextlib.AbstractContextManager[None]]) -> Any:
@@ -98,6 +124,16 @@ def _stepped(coroutine: Coroutine[Any, Any, Any], step: Callable[[], contextlib.
 
 
 def _wrapped(function: Callable[..., Any], step: Callable[[], contextlib.AbstractContextManager[None]]) -> Any:
+    """``function``, a coroutine function or a plain one, run inside ``step()`` (a coroutine one step at a time)."""
+    if not inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with step():
+                return function(*args, **kwargs)
+
+        return timed
+
     @functools.wraps(function)
     async def stepped(*args: Any, **kwargs: Any) -> Any:
         return await _stepped(function(*args, **kwargs), step)
@@ -138,11 +174,12 @@ class _HandOver:
 def slowed(factor: float) -> Iterator[None]:
     """The project's own work on the call paths ``factor`` times as long, inside the ``with``."""
     clock, hand_over = _Clock(factor - 1), _HandOver(factor - 1)
-    originals = [(owner, name, owner.__dict__[name]) for owner, name in OURS_ASYNC]
-    originals += [(owner, "call_tool", owner.__dict__["call_tool"]) for owner in (mcp.Client, SyncMcpClient)]
+    originals = [(owner, name, owner.__dict__[name]) for owner, name in (*OURS_ASYNC, *THEIRS)]
+    originals += [(SyncMcpClient, "call_tool", SyncMcpClient.__dict__["call_tool"])]
     for owner, name, function in originals[: len(OURS_ASYNC)]:
         setattr(owner, name, _wrapped(function, clock.ours))
-    mcp.Client.call_tool = _wrapped(mcp.Client.call_tool, clock.theirs)  # type: ignore[method-assign]
+    for owner, name, function in originals[len(OURS_ASYNC) : len(OURS_ASYNC) + len(THEIRS)]:
+        setattr(owner, name, _wrapped(function, clock.theirs))
     McpClient.call_tool = hand_over.around_async(McpClient.call_tool)  # type: ignore[method-assign]
     SyncMcpClient.call_tool = hand_over.around_sync(SyncMcpClient.call_tool)  # type: ignore[method-assign]
     try:

@@ -19,7 +19,6 @@ import datetime
 import importlib.metadata
 import os
 import platform
-import statistics
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -29,30 +28,20 @@ from pathlib import Path
 import anyio
 from _agent import agent_figures
 from _caller import call_table_rounds, caller_rounds, peak_memory_mb
-from _corpus import real_tools
 from _listing import lean_tools, listing_rounds, wire_tools
 from _many_servers import many_servers_rounds
 from _peers import compare_adapters
+from _programs import program_figures
+from _registry import registry_figures
 from _rounds import Rounds
+from _search_figures import search_cost_figures, search_quality_figures
 from _servers import DEMO_STDIO, FAST_STDIO, demo_server
 from _sessions import compare_concurrent, compare_sequential, compare_sync
 from _slowdown import slowed
 from _slowed_cli import ENV as SLOWDOWN_ENV
 from _startup import cold_starts
 from _tasks import task_figures
-from _tool_search import (
-    RECALL_AT,
-    Quality,
-    aimed_at_copies,
-    aimed_at_real,
-    build_rounds,
-    peak_megabytes,
-    quality,
-    scaled,
-    search_seconds,
-    tasks,
-    turn_bytes,
-)
+from _utcp import utcp_figures
 
 from knime_mcp.mcp.client import DEFAULT_MAX_CONCURRENCY
 
@@ -80,18 +69,6 @@ CALL_TABLE_ROWS = 1000
 CALL_TABLE_CONCURRENCY = (1, 4, 8, 16)
 MEMORY_ROWS = 100_000
 MEMORY_BAR = 1.10
-SCALED_TOOLS = 10_000
-RECALL_FLOOR = 0.45
-"""Figure 9's floor: what the search found before stemming and schemas (0.44 at five hits), so a change that loses
-found tasks fails; the bar against the first 128 tools is the margin below."""
-REAL_RECALL_MARGIN = 0.15
-"""The search must find the tool for 15 more tasks in 100 than offering the first 128 tools holds on the real corpus:
-about 2.5 standard errors of a paired difference over 115 tasks."""
-RECALL_MARGIN = 0.30
-INDEX_BUILD_BAR = 10.0
-INDEX_MEMORY_BAR = 1.0
-SEARCH_MS_BAR = 5.0
-SPEC_SHARE_BAR = 0.05
 MANY_SERVERS = 20
 
 
@@ -264,75 +241,6 @@ def sync_figures(urls: dict[str, str | None]) -> Iterator[Figure]:
         yield _judged("8", what, rounds, f"{_ms(ours)} vs {_ms(base)} ms/call", PER_CALL_BAR)
 
 
-def _families(result: Quality) -> str:
-    """The per-family results as a Markdown table (printed below the figure)."""
-    rows = [
-        f"| {family} | {score.count} | {score.recall:.2f} | {score.recall_at_5:.2f} | {score.mrr:.2f} | "
-        f"{score.any_copy:.2f} | {score.baseline:.2f} |"
-        for family, score in result.families.items()
-    ]
-    head = (
-        f"| family | tasks | recall@{RECALL_AT} | recall@5 | MRR | recall@{RECALL_AT}, any copy | first 128 |\n"
-        "|---|---|---|---|---|---|---|"
-    )
-    return "\n".join(["per family:", head, *rows])
-
-
-def search_quality_figures() -> Iterator[Figure]:
-    """Recall at the search tool's hits, judged against the first 128 tools' (9: the real corpus, with a floor; 9b:
-    10,000 tools, of which the first 128 hold few)."""
-    chosen = tasks()
-    real, (many, _) = real_tools(), scaled(SCALED_TOOLS)
-    for number, listing, aimed, corpus_what in (
-        ("9", real, aimed_at_real(chosen), f"the real corpus: {len(real.tools)} tools, {len(set(real.keys))} servers"),
-        ("9b", many, aimed_at_copies(chosen, many), f"{len(many.tools):,} tools of {len(set(many.keys))} servers "
-         "(copies of the real ones), each task aimed at one copy by name"),
-    ):  # fmt: skip
-        result = quality(listing, aimed)
-        score = result.overall
-        measured = (
-            f"recall@{RECALL_AT} {score.recall:.2f} (@5 {score.recall_at_5:.2f}), MRR {score.mrr:.2f} "
-            f"vs first 128 offered: {score.baseline:.2f}"
-        )
-        if number == "9":
-            bar = f"recall@{RECALL_AT} ≥ first 128's + {REAL_RECALL_MARGIN:.2f} and ≥ {RECALL_FLOOR:.2f}"
-            met = score.recall >= max(score.baseline + REAL_RECALL_MARGIN, RECALL_FLOOR)
-        else:
-            measured += f" (a hit on any copy: {score.any_copy:.2f})"
-            bar = f"recall@{RECALL_AT} ≥ first 128's + {RECALL_MARGIN:.2f}"
-            met = score.recall >= score.baseline + RECALL_MARGIN
-        what = f"tool search, {score.count} tasks in a user's words, {corpus_what}"
-        yield Figure(number, what, measured, score.recall, "deterministic", _families(result), bar, met, "")
-
-
-def search_cost_figures() -> Iterator[Figure]:
-    listing, payload = scaled(SCALED_TOOLS)
-    rounds = build_rounds(listing, payload, ROUNDS)
-    ours, base = rounds.medians(1000)
-    what = f"building the search index for {len(listing.tools):,} tools vs `json.loads` of their `tools/list` response"
-    yield _judged("10", what, rounds, f"{ours:.0f} vs {base:.0f} ms", INDEX_BUILD_BAR)
-    index_mb, loads_mb = peak_megabytes(SCALED_TOOLS)
-    what = f"the index's peak memory (tracemalloc, fresh process), {SCALED_TOOLS:,} tools, vs that `json.loads`"
-    yield _judged("10b", what, Rounds([index_mb], [loads_mb]), f"{index_mb:.0f} vs {loads_mb:.0f} MB", INDEX_MEMORY_BAR)
-    queries = [one.query for one in aimed_at_copies(tasks(), listing)]
-    seconds = search_seconds(listing, queries)
-    median_ms = statistics.median(seconds) * 1000
-    what = f"one search ({RECALL_AT} hits) among {len(listing.tools):,} tools, median of {len(seconds)}"
-    measured = f"{median_ms:.2f} ms (90th percentile {statistics.quantiles(seconds, n=10)[-1] * 1000:.2f} ms)"
-    bar, met = f"≤ {SEARCH_MS_BAR:.0f} ms", median_ms <= SEARCH_MS_BAR
-    yield Figure("10c", what, measured, median_ms, f"{median_ms:.2f} ms", "judged by itself", bar, met, " ms")
-    sent = turn_bytes(listing, queries[0])
-    share = sent.search_mode / sent.everything
-    what = f"tool-spec bytes per model turn with {len(listing.tools):,} tools: search mode vs offering all"
-    measured = (
-        f"{sent.search_mode:,} B (the search tool and {sent.found} found) vs {sent.everything / 1e6:.1f} MB "
-        f"(today's first 128: {sent.first_offered:,} B)"
-    )
-    bar = f"≤ {SPEC_SHARE_BAR:.0%}"
-    shown = f"{share:.3%}"
-    yield Figure("10d", what, measured, share * 100, shown, "deterministic", bar, share <= SPEC_SHARE_BAR, " %")
-
-
 def many_servers_figure() -> Iterator[Figure]:
     rounds = many_servers_rounds(MANY_SERVERS, ROUNDS)
     ours, one = rounds.medians()
@@ -365,11 +273,14 @@ def _figures(chosen: set[str]) -> Iterator[Figure]:
             "6": lambda: cold_start_figure(http_url),
             "7": call_table_figures,
             "8": lambda: sync_figures(urls),
-            "9": search_quality_figures,
-            "10": search_cost_figures,
+            "9": lambda: search_quality_figures(Figure),
+            "10": lambda: search_cost_figures(Figure, _judged, ROUNDS),
             "11": many_servers_figure,
             "12": lambda: agent_figures(_judged, http_url, ROUNDS),
             "13": lambda: task_figures(Figure, ROUNDS),
+            "14": lambda: program_figures(_judged, ROUNDS * 2),
+            "15": lambda: utcp_figures(_judged, ROUNDS * 2),
+            "16": lambda: registry_figures(_judged, ROUNDS * 2),
         }
         for number, figures in groups.items():
             if not chosen or number in chosen:

@@ -21,12 +21,14 @@ from nodes.agent_chat import AgentChat  # noqa: E402
 from nodes.agent_prompter import AgentPrompter  # noqa: E402
 from nodes.chat_model_connector import ChatModelConnector  # noqa: E402
 from nodes.http_tool_provider import HTTPToolProvider  # noqa: E402
+from nodes.program_tool_provider import ProgramToolProvider  # noqa: E402
 from nodes.prompt import MCPPrompt  # noqa: E402
 from nodes.resource_reader import MCPResourceReader  # noqa: E402
 from nodes.tool_caller import MCPToolCaller  # noqa: E402
 from nodes.tool_provider import MCPToolProvider  # noqa: E402
+from nodes.tool_statistics import ToolStatistics  # noqa: E402
 
 __all__ = [
     "AgentChat", "AgentPrompter", "ChatModelConnector", "HTTPToolProvider", "MCPPrompt", "MCPResourceReader",
-    "MCPToolCaller", "MCPToolProvider",
+    "MCPToolCaller", "MCPToolProvider", "ProgramToolProvider", "ToolStatistics",
 ]  # fmt: skip

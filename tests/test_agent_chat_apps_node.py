@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import shlex
 import sys
-import time
 from typing import Any
 
 import pytest
 
-import knext_bootstrap
 from agent_runs import API_KEY, chat_model_port, provider_tools_table
+from chat_views import until, view_service
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
-from node_contexts import ExecuteContext
 from nodes.agent_chat import AgentChat
 from nodes.agent_chat.sessions import CHAT_SESSIONS
 
@@ -31,51 +29,20 @@ def app_tools(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return provider_tools_table((shlex.join(command), "", {}))
 
 
-class _StandInService:
-    """The view's data service on the headless stand-in: the node's ``get_data_service``, called by name as KNIME's
-    bridge calls it."""
-
-    def __init__(self, service: Any) -> None:
-        self._service = service
-
-    def request(self, method: str, *args: Any) -> Any:
-        return getattr(self._service, method)(*args)
-
-
-def _view_service(node: AgentChat, model: Any, tools: Any) -> Any:
-    ctx = ExecuteContext(CREDENTIALS)
-    if knext_bootstrap.REAL_KNIME:
-        from real_knime.driver import data_service
-
-        return data_service(node, ctx, model, tools, None, [])
-    return _StandInService(node.get_data_service(ctx, model, tools, None, []))
-
-
-def _until(service: Any, check: Any) -> dict[str, Any]:
-    """Polls as the page does until an event ``check`` accepts arrives."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        found = [event for event in service.request("poll", 0)["events"] if check(event)]
-        if found:
-            return found[-1]
-        time.sleep(0.02)
-    raise AssertionError("The event did not come")
-
-
 def test_with_show_mcp_apps_on_the_view_shows_a_tools_app_and_answers_what_it_asks(app_tools: Any) -> None:
     script = [tool_calls(("c1", "show_ledger", {"month": "May"})), answer("Shown.")]
     with FakeOpenAIEndpoint(script) as endpoint:
-        service = _view_service(AgentChat(), chat_model_port(endpoint.base_url), app_tools)
+        service = view_service(AgentChat(), chat_model_port(endpoint.base_url), app_tools, CREDENTIALS)
         try:
             assert service.request("init")["show_apps"] is True
             service.request("send", "Show May's ledger.")
-            _until(service, lambda event: event["type"] == "turn_end")
-            start = _until(service, lambda event: event["type"] == "tool_start")
+            until(service, lambda event: event["type"] == "turn_end")
+            start = until(service, lambda event: event["type"] == "tool_start")
             view_id = service.request("app_request", "c1", "view", None)
-            view = _until(service, lambda event: event.get("request_id") == view_id)["result"]
+            view = until(service, lambda event: event.get("request_id") == view_id)["result"]
             totals = {"name": "ledger_totals", "arguments": {"month": "May"}}
             call_id = service.request("app_request", "c1", "tools/call", totals)
-            called = _until(service, lambda event: event.get("request_id") == call_id)["result"]
+            called = until(service, lambda event: event.get("request_id") == call_id)["result"]
         finally:
             CHAT_SESSIONS.close_all()
     assert start["app"] == {"uri": "ui://ledger/app.html", "server": start["server"]}
@@ -87,7 +54,7 @@ def test_with_show_mcp_apps_off_the_view_says_so_and_refuses_an_apps_requests(ap
     node = AgentChat()
     node.show_apps = False
     with FakeOpenAIEndpoint([]) as endpoint:
-        service = _view_service(node, chat_model_port(endpoint.base_url), app_tools)
+        service = view_service(node, chat_model_port(endpoint.base_url), app_tools, CREDENTIALS)
         try:
             assert service.request("init")["show_apps"] is False
             with pytest.raises(Exception, match="MCP Apps are not shown in this chat"):

@@ -55,7 +55,7 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
     assert table.column_names == list(COLUMNS) == [
         "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
         "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes", "Tool ID", "Kind", "Tags",
-        "App",
+        "App", "Permissions",
     ]  # fmt: skip
     assert isinstance(table.schema.field("MCP Tool").type, MCPToolType)
     row = table.drop_columns(["MCP Tool"]).to_pylist()[0]
@@ -75,6 +75,7 @@ def test_the_arrow_table_has_the_tool_column_then_readable_columns() -> None:
         "Kind": "MCP",
         "Tags": ["demo"],
         "App": None,
+        "Permissions": ["network"],
     }
 
 
@@ -273,7 +274,8 @@ def test_the_knime_frame_and_the_arrow_table_show_the_same_readable_columns() ->
     from_frame = tools_to_frame(TOOLS)[readable].to_dict("records")
 
     assert from_knime == from_arrow
-    assert [{**row, "Tags": list(row["Tags"])} for row in from_frame] == from_arrow
+    lists = ("Tags", "Permissions")  # numpy arrays in pandas
+    assert [{**row, **{column: list(row[column]) for column in lists}} for row in from_frame] == from_arrow
 
 
 def test_the_knime_table_the_provider_writes_holds_json_text_and_reads_back_as_the_tools() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Generator, Iterator
@@ -19,8 +20,9 @@ sys.path.insert(0, str(BENCHMARKS))
 from _rounds import Rounds  # noqa: E402
 from _servers import FAST_STDIO  # noqa: E402
 from _sessions import our_session, our_spec  # noqa: E402
-from _slowdown import _Clock, _stepped, slowed  # noqa: E402
+from _slowdown import OURS_ASYNC, THEIRS, _Clock, _stepped, slowed  # noqa: E402
 
+from knime_mcp.calls.dispatch import Dispatcher  # noqa: E402
 from knime_mcp.mcp.client import McpClient  # noqa: E402
 from knime_mcp.mcp.sync import SyncMcpClient  # noqa: E402
 
@@ -144,6 +146,16 @@ def test_slowed_calls_answer_as_before_and_the_originals_come_back() -> None:
         with SyncMcpClient(our_spec("stdio", None, FAST_STDIO)) as client:
             assert client.call_tool("echo", {"text": "hoi"}).text == "hoi"
     assert (McpClient.call_tool, SyncMcpClient.call_tool) == (async_call, sync_call)
+
+
+def test_the_slowdown_covers_the_dispatcher_and_a_process_start_and_puts_everything_back() -> None:
+    wrapped = {(owner, name): owner.__dict__[name] for owner, name in (*OURS_ASYNC, *THEIRS)}
+    assert (Dispatcher, "call") in wrapped and (subprocess.Popen, "_execute_child") in wrapped
+    with slowed(2.0):
+        assert all(owner.__dict__[name] is not function for (owner, name), function in wrapped.items())
+        started = subprocess.run([sys.executable, "-c", "print('hoi')"], capture_output=True, text=True, check=True)
+        assert started.stdout == "hoi\n"
+    assert all(owner.__dict__[name] is function for (owner, name), function in wrapped.items())
 
 
 def test_a_ratio_is_judged_as_it_is_printed() -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from typing import Any
 
 import pytest
 
-import knext_bootstrap
 from agent_runs import API_KEY, agent_node, chat_model_port, provider_tools_table, run_agent_node
+from chat_views import until, view_service
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer, tool_calls
 from fixtures.python_servers import SERVERS_DIR
 from node_contexts import ExecuteContext
@@ -65,38 +64,6 @@ def test_the_agent_prompter_keeps_the_persons_part_from_the_model_and_in_the_log
     assert [part.get("audience") for part in parts] == [["user"], ["assistant"], None]
 
 
-class _StandInService:
-    """The view's data service on the headless stand-in, which has no view machinery: the node's own
-    ``get_data_service``, called by name as KNIME's bridge calls it."""
-
-    def __init__(self, service: Any) -> None:
-        self._service = service
-
-    def request(self, method: str, *args: Any) -> Any:
-        return getattr(self._service, method)(*args)
-
-
-def _view_service(node: AgentChat, model: Any, tools: Any) -> Any:
-    """The data service KNIME's UI reaches when the node's view opens: through KNIME's launcher on the real API."""
-    ctx = ExecuteContext(CREDENTIALS)
-    if knext_bootstrap.REAL_KNIME:
-        from real_knime.driver import data_service
-
-        return data_service(node, ctx, model, tools, None, [])
-    return _StandInService(node.get_data_service(ctx, model, tools, None, []))
-
-
-def _until(service: Any, kind: str) -> dict[str, Any]:
-    """Polls as the page does until an event of ``kind`` arrives."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        found = [e for e in service.request("poll", 0)["events"] if e["type"] == kind]
-        if found:
-            return found[-1]
-        time.sleep(0.02)
-    raise AssertionError(f"No {kind} event came")
-
-
 @pytest.mark.parametrize("given", [True, False], ids=["given", "left-out"])
 def test_the_agent_chats_view_lists_the_instructions_and_gives_them_to_the_model_unless_told_not_to(
     guidance_tools: Any, given: bool
@@ -104,14 +71,14 @@ def test_the_agent_chats_view_lists_the_instructions_and_gives_them_to_the_model
     node = AgentChat()
     node.server_instructions = given
     with FakeOpenAIEndpoint([answer("Hello.")]) as endpoint:
-        service = _view_service(node, chat_model_port(endpoint.base_url), guidance_tools)
+        service = view_service(node, chat_model_port(endpoint.base_url), guidance_tools, CREDENTIALS)
         try:
             # The view lists what the servers said: all of them when the model is given it, none before their first
             # call when it is not
             listed = service.request("instructions")
             assert [item["text"] for item in listed] == ([INSTRUCTIONS] if given else [])
             service.request("send", "Hi")
-            _until(service, "turn_end")
+            until(service, lambda event: event["type"] == "turn_end")
             assert (INSTRUCTIONS in _system(endpoint.requests[0])) is given
         finally:
             CHAT_SESSIONS.close_all()

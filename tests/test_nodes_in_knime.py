@@ -26,6 +26,7 @@ import pytest
 
 import node_host
 from fakes.fake_openai_endpoint import FakeOpenAIEndpoint, answer
+from knime_mcp.agent.call_log import LOG_COLUMNS
 from knime_mcp.errors import CancelledByUser, ConfigError
 from knime_mcp.tools.arrow import tools_from_frame
 from node_contexts import ConfigureContext, ExecuteContext
@@ -35,12 +36,15 @@ from nodes.agent_prompter import AgentPrompter
 from nodes.chat_model_connector import NO_API_KEY, ChatModelConnector
 from nodes.http_tool_provider import HTTPToolProvider
 from nodes.knime_io.chat_model_port import CHAT_MODEL_PORT_ID, ChatModelPortObject
+from nodes.knime_io.tables import knime_columns
 from nodes.parameters.credentials import NO_CREDENTIAL
 from nodes.parameters.server import server_spec
+from nodes.program_tool_provider import ProgramToolProvider
 from nodes.prompt import MCPPrompt
 from nodes.resource_reader import MCPResourceReader
 from nodes.tool_caller import MCPToolCaller
 from nodes.tool_provider import MCPToolProvider
+from nodes.tool_statistics import ToolStatistics
 
 pytestmark = pytest.mark.knime_node
 launcher_only = pytest.mark.knime_launcher
@@ -54,6 +58,8 @@ NODES: dict[str, Callable[[], Any]] = {
     "MCPResourceReader": MCPResourceReader,
     "MCPPrompt": MCPPrompt,
     "HTTPToolProvider": HTTPToolProvider,
+    "ProgramToolProvider": ProgramToolProvider,
+    "ToolStatistics": ToolStatistics,
 }
 CREDENTIALS = {"llm": ("", "sk-in-knime-canary-93d1"), "mcp-token": ("", "tok-in-knime-canary-5e02")}
 API_KEY = CREDENTIALS["llm"][1]
@@ -66,10 +72,11 @@ ADVANCED = {
         "auth.client_id", "auth.scope", "auth.issuer", "auth.sign_in_again", "auth.browser_sign_in", "server.roots",
         "auth.private_key_jwt", "auth.dpop", "timeouts.progress_max", "auth.idp_client_id", "auth.idp_secret",
         *(f"server.tls.{name}" for name in TLS_SETTINGS), "team_seal_key", "fail_on_server_failure",
+        "catalog.registry_url",
     },
     "MCPToolCaller": {
         "calls.retries", "calls.concurrent_writes", "calls.trust_all_servers", "calls.browser_sign_in",
-        "calls.elicitation", "team_seal_key",
+        "calls.elicitation", "team_seal_key", "calls.granted_permissions",
     },
     "ChatModelConnector": {"timeout", "trust_flow_variable"},
     "AgentPrompter": {
@@ -77,12 +84,13 @@ ADVANCED = {
         "trust_all_servers", "browser_sign_in", "elicitation", "sampling", "sampling_max_tokens",
         "sampling_max_prompt_bytes", "sampling_max_requests", "resources", "ask_unannotated", "ask_pattern",
         "team_seal_key", "only_tagged", "tool_budget", "tool_budget_bytes", "pinned_tools", "server_instructions",
-        "skills",
+        "granted_permissions",
+        "skills", "skill_scripts", "tool_hints",
     },
 }  # fmt: skip
 ADVANCED["AgentChat"] = ADVANCED["AgentPrompter"] - {"elicitation", "browser_sign_in"}
 _SERVER_ADVANCED = ADVANCED["MCPToolProvider"] - {
-    "selection.unannotated_destructive", "team_seal_key", "fail_on_server_failure",
+    "selection.unannotated_destructive", "team_seal_key", "fail_on_server_failure", "catalog.registry_url",
 }  # fmt: skip
 ADVANCED |= {"MCPResourceReader": _SERVER_ADVANCED, "MCPPrompt": _SERVER_ADVANCED}
 ADVANCED["HTTPToolProvider"] = {
@@ -93,6 +101,11 @@ ADVANCED["HTTPToolProvider"] = {
 }  # fmt: skip
 """The settings each dialog shows only under "advanced settings"; the Resource Reader and the Prompt node share the
 provider's server settings."""
+ADVANCED["ToolStatistics"] = set()
+ADVANCED["ProgramToolProvider"] = {
+    "program.environment", "program.max_output_mb", "program.trust_flow_variable", "team_seal_key",
+    "selection.unannotated_destructive",
+}  # fmt: skip
 SINCE = {
     "calls.concurrent_writes": "0.2.0", "unannotated_destructive": "0.2.0",
     "selection.unannotated_destructive": "0.2.0",
@@ -108,20 +121,33 @@ SINCE = {
     "selection.tags": "0.5.0", "tool.tags": "0.5.0", "only_tagged": "0.5.0",
     "auth.private_key_jwt": "0.5.0", "auth.dpop": "0.5.0", "timeouts.progress_max": "0.5.0", "calls.tasks": "0.5.0",
     "tasks": "0.5.0", "server_instructions": "0.5.0", "skills": "0.5.0", "document.max_response_mb": "0.5.0",
-    "tool_budget": "0.5.0", "tool_budget_bytes": "0.5.0", "pinned_tools": "0.5.0",
+    "tool_budget": "0.5.0", "tool_budget_bytes": "0.5.0", "pinned_tools": "0.5.0", "tool_hints": "0.5.0",
     "auth.token_file": "0.5.0", "auth.identity_assertion": "0.5.0", "auth.idp_token_endpoint": "0.5.0",
     "auth.idp_client_id": "0.5.0", "auth.idp_secret": "0.5.0", "trust_flow_variable": "0.5.0",
+    "granted_permissions": "0.5.0", "calls.granted_permissions": "0.5.0",
     **{f"{group}tls.{name}": "0.5.0" for group in ("", "server.") for name in TLS_SETTINGS},
+    "skill_scripts": "0.5.0",
+    **{f"catalog.{name}": "0.5.0" for name in ("source", "preset", "name", "version", "registry_url")},
+    **{f"program.{name}": "0.5.0" for name in (
+        "name", "description", "command", "arguments", "input_schema", "working_folder", "environment", "timeout",
+        "max_output_mb", "trust_flow_variable",
+    )},
 }  # fmt: skip
 """Settings added after the first version, and the version that added them."""
 CHANGED = {
     "MCPToolProvider": {"server.server": "demo", "auth.kind": "BEARER", "auth.credential": "mcp-token"},
-    "MCPToolCaller": {"tool.name": "echo", "tool.mapping": '{"text": "{x}"}', "calls.concurrency": 8},
+    "MCPToolCaller": {
+        "tool.name": "echo", "tool.mapping": '{"text": "{x}"}', "calls.concurrency": 8,
+        "calls.granted_permissions": ["NETWORK"],
+    },
     "ChatModelConnector": {
         "provider": "AZURE", "base_url": "https://example-resource.openai.azure.com", "api_version": "2024-10-21",
         "model": "local-model", "credential": "llm", "set_temperature": False, "max_tokens": 512,
     },
-    "AgentPrompter": {"user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN"},
+    "AgentPrompter": {
+        "user_message": "Hi", "mcp_column": "MCP Tool", "iteration_limit": 3, "errors": "COLUMN",
+        "granted_permissions": ["FILES", "PROCESSES"],
+    },
     "AgentChat": {"initial_message": "Hello", "show_tool_calls": False, "iteration_limit": 3, "ask_all": True},
     "MCPResourceReader": {"server.server": "demo", "contents.read": "LISTED", "contents.concurrency": 8},
     "MCPPrompt": {"server.server": "demo", "prompt.name": "review_chart", "prompt.arguments": '{"values": "1"}'},
@@ -129,6 +155,8 @@ CHANGED = {
         "document.document": "http://nonexistent.invalid/openapi.json", "auth.kind": "BEARER",
         "auth.credential": "mcp-token",
     },
+    "ToolStatistics": {},
+    "ProgramToolProvider": {"program.name": "word_count", "program.command": "wc", "program.arguments": "-w\n{path}"},
 }
 """Settings other than the defaults, to see them saved and loaded."""
 _SCOPE = "#/properties/model/properties/"
@@ -221,6 +249,8 @@ def _input_specs(node_id: str, upstream: dict[str, Any]) -> tuple[Any, ...]:
         "MCPResourceReader": (None,),
         "MCPPrompt": (None,),
         "HTTPToolProvider": (None,),
+        "ProgramToolProvider": (),
+        "ToolStatistics": (knext.Schema.from_columns(knime_columns(LOG_COLUMNS)),),
     }[node_id]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -34,6 +35,21 @@ PUBLIC = "http://8.8.8.8/mcp"
 """A public address, which the SSRF guard lets pass: only the other checks can stop a server from data there."""
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def shared_hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileOAuth]:
+    """The hostile authorization server with its defaults and the MCP server naming it, started once for the module:
+    starting the pair costs seconds, and with the defaults it keeps nothing from one test to the next."""
+    with hostile_oauth(tmp_path_factory.mktemp("hostile-oauth")) as hostile:
+        yield hostile
+
+
+@pytest.fixture
+def hostile(shared_hostile: HostileOAuth) -> HostileOAuth:
+    """The shared hostile pair with its record of requests emptied: what it records is this test's."""
+    shared_hostile.log.unlink(missing_ok=True)
+    return shared_hostile
 
 
 async def _tool_names(spec: ServerSpec, **options: object) -> list[str]:
@@ -123,17 +139,16 @@ def _credentials(name: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize("kind", ["oauth-client-credentials", "oauth"])
 async def test_the_client_secret_goes_only_to_the_configured_issuer(
-    oauth_servers: OAuthServers, browser: Path, tmp_path: Path, kind: str
+    oauth_servers: OAuthServers, browser: Path, hostile: HostileOAuth, kind: str
 ) -> None:
     # Given a confidential client whose issuer is configured, and an MCP server that names another authorization server
     auth = AuthRef(kind=kind, credential="ci", issuer=oauth_servers.issuer)  # type: ignore[arg-type]
-    with hostile_oauth(tmp_path) as hostile:
-        # When knime-mcp connects (client credentials, or a sign-in with a pre-registered confidential client)
-        with pytest.raises(ServerAuthError) as failed:
-            await _tool_names(
-                ServerSpec(target=hostile.mcp_url, auth=auth), credentials=_credentials, show_sign_in=lambda url: None
-            )
-        reached = hostile.requests()
+    # When knime-mcp connects (client credentials, or a sign-in with a pre-registered confidential client)
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(
+            ServerSpec(target=hostile.mcp_url, auth=auth), credentials=_credentials, show_sign_in=lambda url: None
+        )
+    reached = hostile.requests()
     # Then it stops before anything goes to that server, saying which issuer it names and which one is configured
     assert reached == [] and not browser_visits(browser)
     assert hostile.issuer in str(failed.value) and oauth_servers.issuer in str(failed.value)
@@ -144,7 +159,7 @@ async def test_the_client_secret_goes_only_to_the_configured_issuer(
 
 
 async def test_without_a_configured_issuer_the_secret_goes_only_to_the_issuer_it_was_first_used_with(
-    oauth_servers: OAuthServers, browser: Path, tmp_path: Path
+    oauth_servers: OAuthServers, browser: Path, hostile: HostileOAuth
 ) -> None:
     # Given the client credentials grant without a configured issuer, used once with the server's own issuer
     auth = AuthRef(kind="oauth-client-credentials", credential="ci")
@@ -152,28 +167,26 @@ async def test_without_a_configured_issuer_the_secret_goes_only_to_the_issuer_it
     client = oauth.OAuthClient(client_id=CLIENT_ID)
     first = oauth.token_store(oauth_servers.http_url, client).confirmed_issuer()
     assert first is not None and first.rstrip("/") == oauth_servers.issuer
-    with hostile_oauth(tmp_path) as hostile:
-        # (the same server, as far as its stored sign-in goes, now naming another authorization server)
-        oauth.token_store(hostile.mcp_url, client).confirm_issuer(first)
-        # When knime-mcp connects again
-        with pytest.raises(ServerAuthError) as failed:
-            await _tool_names(ServerSpec(target=hostile.mcp_url, auth=auth), credentials=_credentials)
-        # Then the secret went nowhere, and the error names the issuer to confirm
-        assert not _secret_reached(hostile) and hostile.requests() == []
+    # (the same server, as far as its stored sign-in goes, now naming another authorization server)
+    oauth.token_store(hostile.mcp_url, client).confirm_issuer(first)
+    # When knime-mcp connects again
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(ServerSpec(target=hostile.mcp_url, auth=auth), credentials=_credentials)
+    # Then the secret went nowhere, and the error names the issuer to confirm
+    assert not _secret_reached(hostile) and hostile.requests() == []
     assert f"--issuer {hostile.issuer}" in (failed.value.hint or "") and first in str(failed.value)
 
 
-async def test_a_server_from_data_never_starts_oauth_discovery(tmp_path: Path, browser: Path) -> None:
+async def test_a_server_from_data_never_starts_oauth_discovery(browser: Path, hostile: HostileOAuth) -> None:
     # Given a server from data (checked and pinned by the SSRF guard), whose 401 names an authorization server
-    with hostile_oauth(tmp_path) as hostile:
-        spec = ServerSpec(target=hostile.mcp_url)
-        # When it is connected as a checked server from data is, and when it asks for OAuth
-        with pytest.raises(ServerAuthError) as failed:
-            await _tool_names(spec, pin=PinnedHost("127.0.0.1", "127.0.0.1"), show_sign_in=lambda url: None)
-        with pytest.raises(ConfigError, match="asks for oauth authentication"):
-            await check_server(ServerSpec(target=PUBLIC, auth=AuthRef(kind="oauth")), hint="")
-        # Then no discovery request reached the authorization server it names
-        assert hostile.requests() == []
+    spec = ServerSpec(target=hostile.mcp_url)
+    # When it is connected as a checked server from data is, and when it asks for OAuth
+    with pytest.raises(ServerAuthError) as failed:
+        await _tool_names(spec, pin=PinnedHost("127.0.0.1", "127.0.0.1"), show_sign_in=lambda url: None)
+    with pytest.raises(ConfigError, match="asks for oauth authentication"):
+        await check_server(ServerSpec(target=PUBLIC, auth=AuthRef(kind="oauth")), hint="")
+    # Then no discovery request reached the authorization server it names
+    assert hostile.requests() == []
     assert "asks for sign-in with OAuth" in str(failed.value)
 
 

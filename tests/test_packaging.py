@@ -64,6 +64,8 @@ NODE_IDS = {
     "MCPResourceReader": "MCP Resource Reader",
     "MCPPrompt": "MCP Prompt",
     "HTTPToolProvider": "HTTP Tool Provider",
+    "ProgramToolProvider": "Program Tool Provider",
+    "ToolStatistics": "Tool Statistics",
 }
 """Node id to node name. Saved workflows find their nodes by id: an id must never change, whatever the class is
 called (without ``id=``, KNIME takes the class name)."""

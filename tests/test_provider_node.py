@@ -28,7 +28,7 @@ pytestmark = pytest.mark.knime_node
 COLUMNS = [
     "MCP Tool", "Name", "Title", "Description", "Input Schema", "Output Schema",
     "Read-only", "Destructive", "Idempotent", "Open-world", "Server", "Notes", "Tool ID", "Kind", "Tags",
-    "App",
+    "App", "Permissions",
 ]  # fmt: skip
 
 

@@ -16,6 +16,16 @@ SHOWN = {
     "SessionApprover": "knime_mcp.agent.approval",
     "parse_pasted": "knime_mcp.config.pasted",
     "TlsSettings": "knime_mcp.config",
+    "ProgramSpec": "knime_mcp.config.program",
+    "list_program_tools": "knime_mcp.calls.listing",
+    "ToolPolicy": "knime_mcp.tools.policy",
+    "needed_permissions": "knime_mcp.tools.permissions",
+    "search_servers": "knime_mcp.registry.catalog",
+    "find_server": "knime_mcp.registry.catalog",
+    "resolve_server": "knime_mcp.registry.catalog",
+    "server_setup": "knime_mcp.registry.setup",
+    "RegistryEntry": "knime_mcp.registry.entries",
+    "ServerSetup": "knime_mcp.registry.setup",
 }
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,9 @@ def _legs(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int]) -> list[tuple[
     sources folder for a real leg) and pytest arguments."""
     calls: list[tuple[str, list[str]]] = []
 
-    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path) -> tuple[int, Counts]:
+    def leg(
+        name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path, log: Path | None = None
+    ) -> tuple[int, Counts]:
         api = env[run.API_ENV]
         calls.append((f"{api} {env[run.SOURCES_ENV]}" if api == "real" else api, pytest_args))
         return codes[api], Counts(passed=1)
@@ -66,12 +69,9 @@ def test_one_real_leg_runs_the_marked_tests_per_sources_folder_and_a_leg_without
     monkeypatch.setenv(run.SOURCES_ENV, _folders(tmp_path, "master", "5.5.3"))
     calls = _legs(monkeypatch, {"stand-in": 0, "real": 5})
     assert run.main(["-q", "-k", "node"]) == 1
-    marked = ["-m", "knime_node", "-q", "-k", "node"]
-    assert calls == [
-        ("stand-in", ["-q", "-k", "node"]),
-        (f"real {tmp_path / 'master'}", marked),
-        (f"real {tmp_path / '5.5.3'}", marked),
-    ]
+    marked = ["-m", "knime_node", *run.real_leg_workers(2), "-q", "-k", "node"]
+    assert calls[0] == ("stand-in", ["-q", "-k", "node"])
+    assert sorted(calls[1:]) == [(f"real {tmp_path / '5.5.3'}", marked), (f"real {tmp_path / 'master'}", marked)]
     assert capsys.readouterr().out.splitlines()[-1] == "tests: 3 passed, 0 failed, 0 skipped"
 
 
@@ -92,7 +92,7 @@ def test_without_knime_sources_the_command_says_so_and_runs_the_other_legs(
     calls = _legs(monkeypatch, {"stand-in": 0, "real": 0})
     assert run.main([]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert calls == [("stand-in", []), (f"real {tmp_path / 'master'}", ["-m", "knime_node"])]
+    assert calls == [("stand-in", []), (f"real {tmp_path / 'master'}", ["-m", "knime_node", *run.real_leg_workers(1)])]
     assert out == [
         f"leg 2 (real KNIME, absent) not run: {tmp_path / 'absent'} not found; set KNIME_PYTHON_SOURCES",
         "tests: 2 passed, 0 failed, 0 skipped",
@@ -112,7 +112,9 @@ def test_in_ci_a_skip_on_a_real_leg_fails_the_command(
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv(run.SOURCES_ENV, _folders(tmp_path, "master", "5.5.3"))
 
-    def leg(name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path) -> tuple[int, Counts]:
+    def leg(
+        name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path, log: Path | None = None
+    ) -> tuple[int, Counts]:
         return 0, Counts(passed=1, skipped=int(env.get(run.SOURCES_ENV, "").endswith("5.5.3")))
 
     monkeypatch.setattr(run, "run_leg", leg)
@@ -120,6 +122,46 @@ def test_in_ci_a_skip_on_a_real_leg_fails_the_command(
     assert "leg 3 (real KNIME, 5.5.3) skipped 1 test(s): no node test may skip under the real API" in (
         capsys.readouterr().out
     )
+
+
+def test_the_real_legs_run_side_by_side_after_the_stand_in_leg_each_with_a_log_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(run.SOURCES_ENV, _folders(tmp_path, "master", "5.5.3"))
+    both_real_legs = threading.Barrier(2, timeout=60)
+    logs: list[Path | None] = []
+
+    def leg(
+        name: str, env: dict[str, str], pytest_args: list[str], report: Path, data: Path, log: Path | None = None
+    ) -> tuple[int, Counts]:
+        logs.append(log)
+        if env[run.API_ENV] == "real":
+            both_real_legs.wait()  # breaks (and fails the leg) unless the other real leg runs at the same time
+        return 0, Counts(passed=1)
+
+    monkeypatch.setattr(run, "run_leg", leg)
+    monkeypatch.setattr(run, "report_coverage", lambda data, enforce: True)
+    assert run.main([]) == 0
+    assert logs[0] is None and len({log for log in logs[1:] if log is not None}) == 2
+
+
+@pytest.mark.parametrize(("cpus", "workers"), [(2, "1"), (1, "1"), (8, "4")])
+def test_real_legs_side_by_side_share_out_the_cpus_with_at_least_one_worker_each(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, workers: str
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    assert run.real_leg_workers(2) == ["-n", workers]
+
+
+def test_a_leg_keeps_compiled_modules_and_starts_its_own_measurement_whatever_this_process_was_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without compiled modules kept, each of a run's Python processes compiles src/knime_mcp and the tests anew."""
+    for name in ("PYTHONDONTWRITEBYTECODE", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"):
+        monkeypatch.setenv(name, "1")
+    passed_on = run._child_environment()
+    assert not {"PYTHONDONTWRITEBYTECODE", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"} & set(passed_on)
+    assert passed_on["PATH"] == os.environ["PATH"]
 
 
 _WORKER_TEST = """
@@ -140,7 +182,7 @@ def test_{name}_skips():
 
 
 def test_a_leg_runs_its_files_in_parallel_workers_and_measures_the_python_children_its_tests_start(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -151,8 +193,12 @@ def test_a_leg_runs_its_files_in_parallel_workers_and_measures_the_python_childr
     data = tmp_path / "coverage" / ".coverage"
     data.parent.mkdir()
     args = ["-n", "2", "-c", str(tests / "pytest.ini"), "--rootdir", str(tests), "-k", "not dropped", str(tests)]
-    code, counted = run.run_leg("leg", {}, args, tmp_path / "report.xml", data)
+    code, counted = run.run_leg("leg", {}, args, tmp_path / "report.xml", data, log=tmp_path / "leg.log")
     assert (code, counted) == (0, Counts(passed=2, failed=0, skipped=2))
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("== leg: ") and said[1] == "== leg: its output"
+    assert said[-1].startswith("== leg: exit code 0 after ")
+    assert "2 passed, 2 skipped" in said[-2], "the leg's output, from its log, comes in one piece before its end"
     assert len({path.read_text() for path in tests.glob("*.worker")}) == 2, "both files ran in one worker"
     out = io.StringIO()
     assert run.report_coverage(data, enforce=False, out=out)

@@ -133,10 +133,10 @@ def test_knime_mcp_tools_shows_each_tools_app_in_text_and_json(capsys: pytest.Ca
     code, out, _ = run_cli(capsys, "tools", "--", *command)
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines()[1:-1]}
-    assert out.splitlines()[0].split() == ["NAME", "HINTS", "APP", "PARAMETERS", "DESCRIPTION"]
+    assert out.splitlines()[0].split() == ["NAME", "HINTS", "PERMISSIONS", "APP", "PARAMETERS", "DESCRIPTION"]
     assert "ui://charts/chart.html (app only)" in lines["refresh_chart"]
     assert "ui://charts/chart.html" in lines["show_chart"] and "(app only)" not in lines["show_chart"]
-    assert lines["plain"].split()[:3] == ["plain", "destructive", "-"]  # no hints: destructive by default
+    assert lines["plain"].split()[:4] == ["plain", "destructive", "files,processes", "-"]  # no hints: destructive
     code, out, _ = run_cli(capsys, "tools", "--format", "json", "--", *command)
     apps = {tool["name"]: (tool["app_uri"], tool["app_only"]) for tool in json.loads(out)}
     assert code == 0 and apps["refresh_chart"] == ("ui://charts/chart.html", True) and apps["plain"] == (None, False)
@@ -144,7 +144,7 @@ def test_knime_mcp_tools_shows_each_tools_app_in_text_and_json(capsys: pytest.Ca
 
 def test_a_tools_list_without_apps_has_no_app_column(capsys: pytest.CaptureFixture[str], demo_http_url: str) -> None:
     code, out, _ = run_cli(capsys, "tools", demo_http_url)
-    assert code == 0 and out.splitlines()[0].split() == ["NAME", "HINTS", "PARAMETERS", "DESCRIPTION"]
+    assert code == 0 and out.splitlines()[0].split() == ["NAME", "HINTS", "PERMISSIONS", "PARAMETERS", "DESCRIPTION"]
 
 
 def test_a_tools_file_keeps_the_apps_and_a_person_may_call_an_app_only_tool_by_name(

@@ -18,7 +18,7 @@ from knime_mcp.http import HttpOperation, HttpParameter
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
-from knime_mcp.tools.tool_timeouts import MAX_TOOL_TIMEOUT, TIMEOUT_COLUMN, with_timeouts
+from knime_mcp.tools.tool_timeouts import MAX_TOOL_TIMEOUT, TIMEOUT_COLUMN, with_tool_columns
 
 SLOW = HttpOperation(method="GET", path="/slow", parameters=(HttpParameter(name="seconds", location="query"),))
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, annotated=True)
@@ -47,7 +47,9 @@ def _call(tool: MCPTool, arguments: dict[str, Any], *, run_timeout: float | None
 
 
 def test_each_rows_timeout_goes_to_its_tool_and_a_missing_cell_leaves_the_nodes_own(sleep_tool: MCPTool) -> None:
-    tools = with_timeouts([sleep_tool] * 4, [30, 2.5, None, math.nan], ["Row0", "Row1", "Row2", "Row3"])
+    tools = with_tool_columns(
+        [sleep_tool] * 4, {TIMEOUT_COLUMN: [30, 2.5, None, math.nan]}, ["Row0", "Row1", "Row2", "Row3"]
+    )
     assert [tool.timeout for tool in tools] == [30.0, 2.5, None, None]
     assert tools[2] is sleep_tool and sleep_tool.timeout is None
 
@@ -58,7 +60,7 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_up_to_a_day_is_the_r
 ) -> None:
     said = rf"^Column {re.escape(repr(TIMEOUT_COLUMN))}, row Row7: .* is not a timeout in seconds"
     with pytest.raises(ConfigError, match=said) as err:
-        with_timeouts([sleep_tool], [cell], ["Row7"])
+        with_tool_columns([sleep_tool], {TIMEOUT_COLUMN: [cell]}, ["Row7"])
     assert "at most 86400 (24 h)" in (err.value.hint or "")
 
 

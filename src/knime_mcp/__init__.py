@@ -39,7 +39,9 @@ __all__ = [
     "MCPTool",
     "McpClient",
     "McpToolError",
+    "ProgramSpec",
     "PromptError",
+    "RegistryEntry",
     "RenderedPrompt",
     "ResourceContent",
     "ResourceError",
@@ -49,6 +51,7 @@ __all__ = [
     "ServerConnectError",
     "ServerRequestPolicy",
     "ServerRequests",
+    "ServerSetup",
     "ServerSpec",
     "SessionApprover",
     "SyncMcpClient",
@@ -59,20 +62,30 @@ __all__ = [
     "ToolCallError",
     "ToolError",
     "ToolListing",
+    "ToolPolicy",
     "ToolResult",
+    "ToolStats",
     "ToolTimeoutError",
     "build_chat_model",
     "call_table",
     "call_table_sync",
     "fill_template",
+    "find_server",
     "is_sealed_here",
     "list_http_tools",
+    "list_program_tools",
     "list_server_tools",
+    "needed_permissions",
     "parse_pasted",
+    "resolve_server",
     "run_agent",
     "run_sync",
     "seal_spec",
+    "search_servers",
+    "server_setup",
+    "statistics_table",
     "team_seal_key",
+    "tool_statistics",
     "tools_from_arrow",
     "tools_to_arrow",
 ]
@@ -85,6 +98,9 @@ _LOCATIONS = {
     "AgentConfig": "agent.loop",
     "AgentRun": "agent.loop",
     "ToolBudget": "agent.config",
+    "ToolStats": "agent.tool_stats",
+    "statistics_table": "agent.tool_stats",
+    "tool_statistics": "agent.tool_stats",
     "run_agent": "agent.loop",
     "ApprovalPolicy": "agent.approval",
     "ApprovalRequest": "agent.approval",
@@ -125,6 +141,8 @@ _LOCATIONS = {
     "MCPPrompt": "mcp.prompts",
     "RenderedPrompt": "mcp.prompts",
     "ToolAnnotations": "tools.tool",
+    "ToolPolicy": "tools.policy",
+    "needed_permissions": "tools.permissions",
     "ToolResult": "tools.results",
     "CallOutcome": "calls.dispatch",
     "CallRecord": "calls.dispatch",
@@ -134,6 +152,14 @@ _LOCATIONS = {
     "ToolListing": "calls.listing",
     "list_server_tools": "calls.listing",
     "list_http_tools": "calls.listing",
+    "list_program_tools": "calls.listing",
+    "ProgramSpec": "config.program",
+    "RegistryEntry": "registry.entries",
+    "ServerSetup": "registry.setup",
+    "find_server": "registry.catalog",
+    "resolve_server": "registry.catalog",
+    "search_servers": "registry.catalog",
+    "server_setup": "registry.setup",
     "tools_from_arrow": "tools.arrow",
     "tools_to_arrow": "tools.arrow",
     "is_sealed_here": "seal",
@@ -147,9 +173,10 @@ if TYPE_CHECKING:
     from knime_mcp.agent.config import ToolBudget
     from knime_mcp.agent.data import DataRepository
     from knime_mcp.agent.loop import AgentConfig, AgentRun, run_agent
+    from knime_mcp.agent.tool_stats import ToolStats, statistics_table, tool_statistics
     from knime_mcp.caller.table import CallerOptions, CallSummary, call_table, call_table_sync
     from knime_mcp.calls.dispatch import CallOutcome, CallRecord, Dispatcher, LocalTool, RetryPolicy
-    from knime_mcp.calls.listing import ToolListing, list_http_tools, list_server_tools
+    from knime_mcp.calls.listing import ToolListing, list_http_tools, list_program_tools, list_server_tools
     from knime_mcp.calls.pool import ClientPool
     from knime_mcp.config import (
         AuthRef,
@@ -160,6 +187,7 @@ if TYPE_CHECKING:
         TlsSettings,
         parse_pasted,
     )
+    from knime_mcp.config.program import ProgramSpec
     from knime_mcp.errors import (
         ConfigError,
         McpToolError,
@@ -178,8 +206,13 @@ if TYPE_CHECKING:
     from knime_mcp.mcp.server_requests import ServerRequests
     from knime_mcp.mcp.sync import SyncMcpClient, run_sync
     from knime_mcp.net.breaker import CircuitBreaker
+    from knime_mcp.registry.catalog import find_server, resolve_server, search_servers
+    from knime_mcp.registry.entries import RegistryEntry
+    from knime_mcp.registry.setup import ServerSetup, server_setup
     from knime_mcp.seal import is_sealed_here, seal_spec, team_seal_key
     from knime_mcp.tools.arrow import tools_from_arrow, tools_to_arrow
+    from knime_mcp.tools.permissions import needed_permissions
+    from knime_mcp.tools.policy import ToolPolicy
     from knime_mcp.tools.results import ToolResult
     from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 

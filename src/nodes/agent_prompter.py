@@ -38,12 +38,14 @@ from nodes.parameters.agent import (
     sampling_max_tokens_parameter,
     sampling_parameter,
     server_instructions_parameter,
+    skill_scripts_parameter,
     skills_parameter,
     system_message_parameter,
     tool_budget_bytes_parameter,
     tool_budget_parameter,
     tool_columns,
     tool_errors_parameter,
+    tool_hints_parameter,
     workflow_column_parameter,
 )
 from nodes.parameters.approval import (
@@ -59,6 +61,7 @@ from nodes.parameters.tool_policy import (
     browser_sign_in_parameter,
     destructive_parameter,
     elicitation_parameter,
+    granted_permissions_parameter,
     tasks_parameter,
     trust_servers_parameter,
     unannotated_parameter,
@@ -122,8 +125,9 @@ class AgentPrompter:
     folder holds a SKILL.md (a name and a description in its front matter, instructions below) and other files. The
     system message names each skill with its description; the model loads a skill's instructions and the list of its
     files with load_skill and reads a text file of it with read_skill_file, only inside that skill's folder. Nothing
-    in a skill is run (no tool runs anything, and the model is told so); subfolders that break the format are left
-    out and named in the node warning.
+    in a skill is run (the model is told so) unless you switch on *Run skill scripts* (advanced): then the model may
+    run a script inside a skill's folder with run_skill_script, without a shell, as the Program Tool Provider's
+    programs run. Subfolders that break the format are left out and named in the node warning.
 
     Tool output is treated as untrusted data: it reaches the model fenced as data, and the system message tells the
     model never to follow instructions found in it. Images returned by tools reach vision models as images.
@@ -203,6 +207,7 @@ class AgentPrompter:
     only_tagged = only_tagged_parameter()
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
+    granted_permissions = granted_permissions_parameter()
     trust_all_servers = trust_servers_parameter()
     browser_sign_in = browser_sign_in_parameter()
     elicitation = elicitation_parameter()
@@ -214,9 +219,11 @@ class AgentPrompter:
     tasks = tasks_parameter()
     server_instructions = server_instructions_parameter()
     skills = skills_parameter()
+    skill_scripts = skill_scripts_parameter()
     tool_budget = tool_budget_parameter()
     tool_budget_bytes = tool_budget_bytes_parameter()
     pinned_tools = pinned_tools_parameter()
+    tool_hints = tool_hints_parameter()
 
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()

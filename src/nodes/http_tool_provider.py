@@ -1,4 +1,5 @@
-"""HTTP Tool Provider: a source node that lists the operations of an OpenAPI document, and webhooks, as tools."""
+"""HTTP Tool Provider: a source node that lists the operations of an OpenAPI document or the tools of a UTCP manual,
+and webhooks, as tools."""
 
 from __future__ import annotations
 
@@ -33,24 +34,29 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger(__name__)
 
 
-@knext.parameter_group(label="OpenAPI document")
+@knext.parameter_group(label="API description")
 class DocumentSettings:
-    """Which API to offer: its OpenAPI document, and where to send the requests."""
+    """Which API to offer: its OpenAPI document or UTCP manual, and where to send the requests."""
 
     document = knext.StringParameter(
-        "OpenAPI document",
+        "API description (OpenAPI or UTCP manual)",
         "The http(s) URL or file path of an OpenAPI 3.0 or 3.1 document, JSON or YAML (e.g. "
-        "https://api.example.com/openapi.json). Swagger 2.0 is refused: convert it first, e.g. with swagger2openapi. "
-        "Empty with a Base URL: the document is looked for there, at the paths web frameworks serve it "
-        f"({', '.join('/' + path for path in DOCUMENT_PATHS)}; under the Base URL's path, then at its host's root). "
-        "Empty without one: only the webhooks of the input table.",
+        "https://api.example.com/openapi.json), or of a UTCP manual (e.g. https://api.example.com/utcp), told apart "
+        "by content: a manual has 'utcp_version' and 'tools'. Swagger 2.0 is refused: convert it first, e.g. with "
+        "swagger2openapi. A manual's 'http' tools are offered; any other kind (cli, file, text, mcp, sse, …), a tool "
+        "that signs in with OAuth2 and one holding a $VARIABLE in its URL or headers are left out, each named in the "
+        "warning: the secret comes from the Authentication setting only, never from the manual or the environment. "
+        "Empty with a Base URL: the description is looked for there, at the paths web frameworks serve an OpenAPI "
+        f"document and UTCP providers their manual ({', '.join('/' + path for path in DOCUMENT_PATHS)}; under the "
+        "Base URL's path, then at its host's root). Empty without one: only the webhooks of the input table.",
         "",
     )
     base_url = knext.StringParameter(
         "Base URL",
         "Where the requests go, e.g. https://staging.example.com/v1. Empty: the servers the document names (a "
-        "relative one resolved against the document's URL). The credential goes only here or to the origin the "
-        "document was read from: a document from a file, or one that names another host, needs that server entered "
+        "relative one resolved against the document's URL). A UTCP manual's tools keep their own URLs (a relative one "
+        "is taken under the Base URL). The credential goes only here or to the origin the document (or manual) was "
+        "read from: a document from a file, or one that names another host, needs that server entered "
         "here to get the credential. Without a credential, such a server counts as data (agent and caller nodes call "
         "it only at a public address), and the node's warning names it.",
         "",
@@ -65,8 +71,8 @@ class DocumentSettings:
     )
     max_document_mb = knext.IntParameter(
         "Largest document (MB)",
-        "The largest OpenAPI document read, from a URL or a file; a larger one fails the node rather than fill the "
-        "memory. The largest public API descriptions are a few MB.",
+        "The largest OpenAPI document or UTCP manual read, from a URL or a file; a larger one fails the node rather "
+        "than fill the memory. The largest public API descriptions are a few MB.",
         MAX_DOCUMENT_BYTES // 2**20, min_value=1, since_version="0.4.0", is_advanced=True,
     )  # fmt: skip
     max_response_mb = knext.IntParameter(
@@ -92,12 +98,14 @@ class HttpAuthOptions(knext.EnumParameterOptions):
     BASIC = AuthOptions.BASIC.value
     HEADER = (
         "API key in a header",
-        "Send the credential's password in a header; its name defaults to the document's API key scheme's.",
+        "Send the credential's password in a header; its name defaults to the document's API key scheme's (a UTCP "
+        "manual's api_key auth's).",
     )
     QUERY = (
         "API key in a query parameter",
         "Send the credential's password as a query parameter of every request; its name defaults to the document's "
-        "API key scheme's. Query parameters end up in server and proxy logs: prefer a header where the API allows.",
+        "API key scheme's (a UTCP manual's api_key auth's). Query parameters end up in server and proxy logs: prefer "
+        "a header where the API allows.",
     )
 
 
@@ -140,7 +148,7 @@ class HttpAuthSettings:
     "Tools", "One row per operation and webhook, in the MCP Tool Provider's columns, for agent and caller nodes."
 )
 class HTTPToolProvider:
-    """Lists the operations of an OpenAPI document, and webhooks, as tools.
+    """Lists the operations of an OpenAPI document or the tools of a UTCP manual, and webhooks, as tools.
 
     Reads an OpenAPI 3.0 or 3.1 document (JSON or YAML, from a URL or a file) and outputs one row per operation, in
     exactly the **MCP Tool Provider**'s columns: concatenate both tables to offer MCP and HTTP tools to one **Agent
@@ -157,6 +165,16 @@ class HTTPToolProvider:
     the document's hints: a method that writes is never read-only (a POST that says `readOnlyHint: true` counts as
     non-destructive), and PUT, PATCH and DELETE are always destructive; the warning names each hint left out.
 
+    A UTCP manual (utcp.io; from a URL such as `/utcp`, or a file) gives one row per tool whose call template is
+    `http`, read like an operation: placeholders in its URL's path are path parameters, its `header_fields` headers,
+    its `body_field` the JSON body, every other input a query parameter; its static headers are sent. The rows are
+    HTTP tools like the document's, called by knime-mcp's own HTTP client under the same rules (TLS, proxies,
+    redirects within the origin, *Largest response*); the manual's own auth only names the API key's header or
+    query parameter. Other tools are left out with a note: `cli`, `file` and `text` tools (a manual is data and never
+    runs a program or reads a file here), `mcp`, `sse` and `streamable_http` ones (add an MCP server in the **MCP
+    Tool Provider**), OAuth2 (nothing is sent to a manual's token URL), an API key in a cookie, and a `$VARIABLE`
+    in a URL or header (never filled in, nor read from the environment).
+
     The optional input table adds webhooks: each row is a tool that sends its arguments as the JSON body of one
     request to the row's URL. The authentication is sent to the API only, never to a webhook. A webhook URL whose query
     holds a secret written out (``?token=…``, ``?key=AIza…``) is refused, as everywhere: write it as
@@ -166,8 +184,9 @@ class HTTPToolProvider:
     Authentication takes a KNIME credentials flow variable: a bearer token, basic authentication, or an API key
     in a header or a query parameter, whose name may be left to the document's API key security scheme. OAuth is
     not offered for HTTP tools. The *MCP Tool* column never holds a secret. The credential goes only to the origin
-    the document was read from or to the *Base URL* you set: a document is data, and one that names another host
-    (or a document from a file, which has no origin) needs that server as *Base URL* before it gets the credential.
+    the document (or manual) was read from or to the *Base URL* you set: a document is data, and one that names
+    another host (or a document from a file, which has no origin) needs that server as *Base URL* before it gets the
+    credential; a manual's tool on another host is left out, named in the warning.
 
     In a KNIME with its unified Tool type, the *KNIME Tool* column of the MCP Tool Provider is there too, so both
     tables concatenate; KNIME's type describes MCP servers only, so every HTTP tool gets a missing cell there, named
@@ -193,8 +212,8 @@ class HTTPToolProvider:
             elif not (self.document.document.strip() or self.document.base_url.strip()):
                 raise ConfigError(
                     "No OpenAPI document given.",
-                    hint="Enter the document's URL or file path, or the API's Base URL to find it there, or connect "
-                    "webhooks.",
+                    hint="Enter the API description's URL or file path (an OpenAPI document or a UTCP manual), or the "
+                    "API's Base URL to find it there, or connect webhooks.",
                 )
         return output_schema()
 

@@ -20,6 +20,8 @@ from nodes.parameters.tool_policy import (
     browser_sign_in_parameter,
     elicitation_mode,
     elicitation_parameter,
+    granted_permissions,
+    granted_permissions_parameter,
     tasks_parameter,
     trust_servers_parameter,
 )
@@ -109,6 +111,7 @@ class CallSettings:
     browser_sign_in = browser_sign_in_parameter()
     elicitation = elicitation_parameter()
     tasks = tasks_parameter()
+    granted_permissions = granted_permissions_parameter()
 
 
 @knext.node("MCP Tool Caller", knext.NodeType.MANIPULATOR, "icons/caller.png", category=CATEGORY, id="MCPToolCaller")
@@ -146,6 +149,11 @@ class MCPToolCaller:
     were listed, refreshed as needed; when none is left, the node opens the browser to sign in again (its progress
     message and the KNIME log show where; cancel stops the wait), unless *Sign in to OAuth servers in a browser* is
     off, as it should be where nobody can sign in.
+
+    *Granted permissions* (advanced) says what the tool may reach: a tool needing a permission not granted (its
+    tools table's *Permissions* column: network for a remote server or an HTTP tool, files and processes for a stdio
+    server or a program) is never called, nor its server started or reached, and every row fails naming the
+    permission missing. All are granted by default.
 
     A long call's progress shows in the node's progress message, and the server's log messages in the KNIME log. A
     tool that asks for input while it runs (a form) fails its row, unless *When a tool asks for input* answers forms
@@ -210,6 +218,7 @@ class MCPToolCaller:
             trust_all_servers=self.calls.trust_all_servers,
             elicitation=elicitation_mode(self.calls.elicitation),
             tasks=self.calls.tasks,
+            granted=granted_permissions(self.calls.granted_permissions),
         )
 
 

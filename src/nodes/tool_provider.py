@@ -15,6 +15,7 @@ from nodes.knime_io.team_seal import team_seal
 from nodes.knime_io.tools_table import output_schema, tools_output
 from nodes.knime_io.warnings import add_warning
 from nodes.parameters.auth import AuthSettings
+from nodes.parameters.catalog import CatalogOptions, CatalogSettings
 from nodes.parameters.selection import SelectionSettings, selection_options
 from nodes.parameters.server import ServerSettings, pasted_config_parameter
 from nodes.parameters.team_seal import team_seal_key_parameter
@@ -92,6 +93,12 @@ class MCPToolProvider:
     asks (MCP roots); they travel with the tools table, so the Tool Caller and Agent Prompter offer the same ones.
     Without folders, the server is offered none.
 
+    **Server from the catalog.** Instead of typing a server, choose a *Preset* (a curated server shipped with the
+    extension, pinned to a version) or a server of the *MCP Registry* by its name and version (kept, so the workflow
+    runs the same server later). Its pinned package (npx, uvx or docker) or remote URL becomes the server; the inputs
+    it declares come from *Environment (stdio)* and *Extra HTTP headers* lines (a secret as ${VARIABLE} or
+    ${input:CREDENTIAL}), and a missing one is named. A registry entry is read when the node executes.
+
     **Several servers.** The servers of a pasted configuration are listed at once, so the node takes about as long
     as the slowest. A server that cannot be reached, fails to sign in, times out or lists nothing usable is left out,
     and the node's warning names it with the reason; the node fails only when every server fails, or at the first
@@ -111,6 +118,7 @@ class MCPToolProvider:
         since_version="0.5.0",
         is_advanced=True,
     )
+    catalog = CatalogSettings()
     server = ServerSettings()
     auth = AuthSettings()
     timeouts = TimeoutSettings()
@@ -118,7 +126,7 @@ class MCPToolProvider:
 
     def configure(self, ctx: knext.ConfigurationContext) -> knext.Schema:
         with knime_errors():
-            check_servers(ctx, self.pasted_config, None, self.server, self.auth, self.timeouts)
+            check_servers(ctx, self.pasted_config, None, self.server, self.auth, self.timeouts, self.catalog)
         return output_schema()
 
     def execute(self, ctx: knext.ExecutionContext) -> knext.Table:
@@ -128,12 +136,12 @@ class MCPToolProvider:
 
         with knime_errors(), team_seal(ctx, self.team_seal_key):
             servers: dict[str | None, ServerSpec]
-            if self.pasted_config.strip():
+            if self.pasted_config.strip() and self.catalog.source == CatalogOptions.NONE.name:
                 servers, connection = pasted_connection(
                     ctx, self.pasted_config, self.server, self.auth, self.timeouts, LOGGER
                 )
             else:
-                spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER)
+                spec, connection = server_connection(ctx, self.server, self.auth, self.timeouts, LOGGER, self.catalog)
                 servers = {None: spec}
             server_tags = pasted_tags(self.pasted_config) if self.pasted_config.strip() else None
             listing = run_sync(

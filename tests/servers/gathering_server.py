@@ -3,7 +3,9 @@ how many calls a client lets overlap without timing anything (`gather_reading`: 
 `gather_across`: the same across servers).
 
 Each call waits until ``count`` calls have arrived, or :data:`WAIT_SECONDS` have passed (generous, for a loaded
-machine), and answers how many had arrived by then. Runs over stdio.
+machine), and answers how many had arrived by then. With ``settle``, the calls wait only that long for the last
+call once all the others have arrived: a test that expects a client to hold the last one back need not wait out
+:data:`WAIT_SECONDS`, while a client that sent it with the others has it there at once. Runs over stdio.
 """
 
 from __future__ import annotations
@@ -26,14 +28,22 @@ _calls: dict[str, anyio.Event] = {}
 
 
 @server.tool()
-async def gather(count: Annotated[int, Field(ge=1, description="How many calls to wait for.")]) -> str:
+async def gather(
+    count: Annotated[int, Field(ge=1, description="How many calls to wait for.")],
+    settle: Annotated[
+        float | None, Field(gt=0, description="Seconds to wait for the last call once all the others are in flight.")
+    ] = None,
+) -> str:
     """Answer once ``count`` calls are in flight together: 'together: N'."""
     here = _calls.setdefault(f"call {len(_calls)}", anyio.Event())
     if len(_calls) >= count:
         for event in _calls.values():
             event.set()
     with anyio.move_on_after(WAIT_SECONDS):
-        await here.wait()
+        while settle is not None and len(_calls) < count - 1:
+            await anyio.sleep(0.01)
+        with anyio.move_on_after(WAIT_SECONDS if settle is None else settle):
+            await here.wait()
     return f"together: {len(_calls)}"
 
 

@@ -79,7 +79,7 @@ class AppRequests:
         self._events = events
         self._approvals = approvals
         self._policy = policy
-        self._table = [tool for tool in tools if isinstance(tool, MCPTool) and tool.http is None]
+        self._table = [tool for tool in tools if isinstance(tool, MCPTool) and tool.kind == "mcp"]
         self._secrets = tuple(secrets)
         self._parts: AgentParts | None = None
         self._call_ids = itertools.count(1)

@@ -78,17 +78,18 @@ class ApprovalPolicy:
         return self.everything or self.destructive or self.unannotated or self._pattern is not None
 
     def needs_approval(self, tool: MCPTool | LocalTool) -> bool:
-        """Whether a call of ``tool`` waits for a person; workflow tools have no annotations to judge, so only
-        ``everything`` and ``pattern`` apply to them."""
+        """Whether a call of ``tool`` waits for a person; a local tool without annotations (a workflow tool) has
+        none to judge, so only ``everything`` and ``pattern`` apply to it; one with them (a skill's script) is judged
+        as an MCP tool with those hints."""
         if self.everything:
             return True
         names = (tool.name, tool.tool_name) if isinstance(tool, MCPTool) else (tool.name,)
         pattern = self._pattern
         if pattern is not None and any(pattern.search(n) or pattern.search(lookalikes_folded(n)) for n in names):
             return True
-        if not isinstance(tool, MCPTool):
-            return False
         hints = tool.annotations
+        if hints is None:
+            return False
         if self.unannotated and not hints.annotated:
             return True
         return self.destructive and hints.annotated and hints.destructive and not hints.read_only

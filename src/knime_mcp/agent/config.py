@@ -80,7 +80,11 @@ class AgentConfig:
     skills: str | PathLike[str] | None = None
     """A skills folder (Agent Skills: subfolders each holding a ``SKILL.md``): the model is told each skill's name and
     description and loads and reads a skill through two tools of the agent's own (:mod:`knime_mcp.agent.skill_tools`);
-    nothing in a skill is run. None or empty: no skills."""
+    nothing in a skill is run unless ``skill_scripts`` allows it. None or empty: no skills."""
+
+    skill_scripts: bool = False
+    """Let the model run the skills' scripts (``run_skill_script``: a file inside a skill's folder, run as a program
+    tool is, :mod:`knime_mcp.agent.skill_scripts`). Off: the tool is not offered, and a call of it is refused."""
 
     approval: ApprovalPolicy = NO_APPROVAL
     """Which calls wait for a person's approval (:mod:`knime_mcp.agent.approval`); by default none."""
@@ -96,6 +100,10 @@ class AgentConfig:
     """Give the model what each server of the offered tools says about itself (its ``instructions``), fenced as the
     server's words in the system message (:mod:`knime_mcp.agent.server_guidance`); their sessions then open as the
     run starts rather than on their first call."""
+
+    tool_hints: bool = False
+    """Tell the model each tool's hints, a person's *Expected time (s)* and *Cost* from the tools table
+    (:class:`~knime_mcp.tools.tool_timeouts.ToolHints`), at the end of the tool's description."""
 
     @property
     def asks_about_blocked_destructive(self) -> bool:

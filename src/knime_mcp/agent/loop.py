@@ -250,7 +250,7 @@ async def assembled(
     from knime_mcp.agent.approval_gate import ApprovalGate
     from knime_mcp.agent.resource_tools import resource_tools, table_servers
     from knime_mcp.agent.server_guidance import ServerGuidance
-    from knime_mcp.agent.skill_tools import skill_tools, skills_section
+    from knime_mcp.agent.skill_tools import scripts_run, skill_tools, skills_section, withheld_scripts
     from knime_mcp.agent.skills import load_skills
     from knime_mcp.agent.tool_changes import ToolWatch
     from knime_mcp.agent.toolset import AgentToolset
@@ -272,7 +272,8 @@ async def assembled(
     tools = [tool for tool in tools if not isinstance(tool, MCPTool) or id(tool) in offered]
     skills, skill_warnings = load_skills(config.skills) if config.skills else ([], [])
     data_section = data.system_section() if data is not None else ""
-    sections = [system_prompt(system_message), skills_section(skills), data_section]
+    scripts = scripts_run(config.policy, scripts=config.skill_scripts)
+    sections = [system_prompt(system_message), skills_section(skills, scripts=scripts), data_section]
     conversation = Conversation("\n\n".join(filter(None, sections)), history)
     async with ClientPool(
         credentials=credentials,
@@ -298,7 +299,7 @@ async def assembled(
             tasks=config.tasks,
         )
         resources, left_out = resource_tools(servers, pool, config.policy)
-        skill_offer, skills_left_out = skill_tools(skills, config.policy)
+        skill_offer, skills_left_out = skill_tools(skills, config.policy, scripts=config.skill_scripts)
         left_out += [*skill_warnings, *skills_left_out]
         toolset = AgentToolset(
             [*tools, *resources, *skill_offer],
@@ -311,6 +312,8 @@ async def assembled(
             hooks=hooks,
             approvals=ApprovalGate(config.approval, approver),
             budget=config.tool_budget,
+            withheld={**offer.withheld, **withheld_scripts(skills, config.policy, scripts=config.skill_scripts)},
+            hints=config.tool_hints,
         )
         for line in [*left_out, *toolset.warnings]:
             _logger.warning("%s", line)

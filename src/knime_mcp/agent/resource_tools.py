@@ -50,7 +50,7 @@ def table_servers(tools: Iterable[MCPTool | LocalTool]) -> dict[str, ServerSpec]
     """
     servers: dict[str, ServerSpec] = {}
     for tool in tools:
-        if not isinstance(tool, MCPTool) or tool.http is not None:
+        if not isinstance(tool, MCPTool) or tool.kind != "mcp":
             continue
         known = servers.get(name := tool.server.display_name)
         if known is None or (known == tool.server and not is_sealed_here(known) and is_sealed_here(tool.server)):

@@ -101,7 +101,7 @@ async def _opened_instructions(pool: ClientPool, tools: Sequence[MCPTool | Local
     """Open the session of every MCP server of ``tools`` (up to :data:`_OPENING_AT_ONCE` at once) and return their
     instructions. A server that cannot be reached is logged and skipped: its calls fail later with the reason, and
     the other servers go on."""
-    specs = list(dict.fromkeys(tool.server for tool in tools if isinstance(tool, MCPTool) and tool.http is None))
+    specs = list(dict.fromkeys(tool.server for tool in tools if isinstance(tool, MCPTool) and tool.kind == "mcp"))
     limiter = anyio.CapacityLimiter(_OPENING_AT_ONCE)
 
     async def open_one(spec: ServerSpec) -> None:

@@ -6,7 +6,8 @@ matter with ``name`` and ``description`` (and optional ``license``, ``compatibil
 ``allowed-tools``), the instructions below it, other files beside it. A folder is not trusted to be well formed: a
 subfolder that breaks the specification (no or bad front matter, a name it forbids or that differs from the folder's,
 a description too long) is left out with a warning naming it and why; links that lead out of the skills folder or
-out of a skill's own folder are never followed; files are read only up to a size cap. Nothing in a skill is ever run.
+out of a skill's own folder are never followed; files are read only up to a size cap. Nothing in a skill is run
+unless a person allows the skills' scripts (:mod:`knime_mcp.agent.skill_scripts`).
 
     skills, warnings = load_skills(Path("~/skills").expanduser())
 """
@@ -72,8 +73,21 @@ class Skill:
         return found, False
 
     def read(self, relative: str) -> bytes:
-        """The bytes of one file of the skill, by its path relative to the skill's folder; a path leading out of it
-        (``..``, an absolute path, a link), a missing file or one over :data:`MAX_FILE_BYTES` is a tool error."""
+        """The bytes of one file of the skill, by its path relative to the skill's folder; a path :meth:`path`
+        refuses, or a file over :data:`MAX_FILE_BYTES`, is a tool error."""
+        path = self.path(relative)
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ToolCallError(
+                f"The file {relative!r} of the skill {self.name!r} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte "
+                "limit for skill files: not read.",
+                hint="Work without it, and tell the user the file is too large to read.",
+            )
+        return path.read_bytes()
+
+    def path(self, relative: str) -> Path:
+        """One file of the skill by its path relative to the skill's folder, resolved; a path leading out of it
+        (``..``, an absolute path, a link) or to no file is a tool error."""
         hint = f"Call load_skill with {self.name!r} to list its files, and pass one of those paths."
         parts = PurePosixPath(relative.replace("\\", "/"))
         if not relative.strip() or parts.is_absolute() or ".." in parts.parts or re.match(r"^[A-Za-z]:", relative):
@@ -83,17 +97,10 @@ class Skill:
             )
         path = self.folder.joinpath(*parts.parts)
         if not self._inside(path):
-            raise ToolCallError(f"{relative!r} leads out of the skill {self.name!r}'s folder: not read.", hint=hint)
+            raise ToolCallError(f"{relative!r} leads out of the skill {self.name!r}'s folder: refused.", hint=hint)
         if not path.is_file():
             raise ToolCallError(f"The skill {self.name!r} has no file {relative!r}.", hint=hint)
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ToolCallError(
-                f"The file {relative!r} of the skill {self.name!r} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte "
-                "limit for skill files: not read.",
-                hint="Work without it, and tell the user the file is too large to read.",
-            )
-        return path.read_bytes()
+        return path.resolve()
 
     def _inside(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self.folder)

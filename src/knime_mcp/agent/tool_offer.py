@@ -55,12 +55,15 @@ _LISTED_LEFT_OUT = 20
 Tool = MCPTool | LocalTool
 
 
-def tool_spec(name: str, tool: Tool, fence: str) -> dict[str, Any]:
-    """A tool in OpenAI function format: its parameter schema, and its description fenced as tool output is."""
+def tool_spec(name: str, tool: Tool, fence: str, *, hints: bool = False) -> dict[str, Any]:
+    """A tool in OpenAI function format: its parameter schema, and its description fenced as tool output is; with
+    ``hints``, a person's hints for the tool (:meth:`~knime_mcp.tools.tool_timeouts.ToolHints.sentence`) end it."""
     description = tool.description
     if isinstance(tool, MCPTool):
-        source = "MCP server" if tool.http is None else "HTTP API"
+        source = {"mcp": "MCP server", "http": "HTTP API", "program": "program"}[tool.kind]
         origin = f"(Tool {tool.tool_name!r} of {source} {tool.server.display_name!r}.)"
+        if hints and tool.hints is not None:
+            origin = f"{origin}\n{tool.hints.sentence()}"
         description = f"{description}\n{origin}" if description else origin
     description = between_fences("tool-description", description, fence, tool=name) if description else ""
     schema = tool.parameter_schema or {}
@@ -77,8 +80,10 @@ class ToolOffer:
     """The tools of a run under model-facing names, and the ones offered to the model now (see the module
     docstring)."""
 
-    def __init__(self, tools: Sequence[Tool], fence: str, budget: ToolBudget) -> None:
+    def __init__(self, tools: Sequence[Tool], fence: str, budget: ToolBudget, *, hints: bool = False) -> None:
+        """``hints``: tell the model each tool's hints in its description (:func:`tool_spec`)."""
         self._fence = fence
+        self._hints = hints
         self._budget = budget
         self._pinned = compile_name_pattern(budget.pinned, "pattern of the tools always offered")
         self._specs: dict[str, dict[str, Any]] = {}
@@ -197,7 +202,9 @@ class ToolOffer:
 
     def _spec(self, name: str, tool: Tool | None = None) -> dict[str, Any]:
         if (spec := self._specs.get(name)) is None:
-            spec = self._specs[name] = tool_spec(name, tool or self._names.resolve(name), self._fence)
+            spec = self._specs[name] = tool_spec(
+                name, tool or self._names.resolve(name), self._fence, hints=self._hints
+            )
         return spec
 
     def _find(self, names: Sequence[str]) -> None:

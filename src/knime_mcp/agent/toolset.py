@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -123,9 +123,14 @@ class AgentToolset:
         hooks: ToolHooks | None = None,
         approvals: ApprovalGate | None = None,
         budget: ToolBudget | None = None,
+        withheld: Mapping[str, str] | None = None,
+        hints: bool = False,
     ) -> None:
         """``watch``: follows the servers' tool list changes after each model message's calls; ``approvals``: asks
-        before the calls its policy names; ``budget``: how many tools the model is offered before it searches."""
+        before the calls its policy names; ``budget``: how many tools the model is offered before it searches;
+        ``withheld``: why each tool left out for a permission not granted may not be called, by its name;
+        ``hints``: tell the model each tool's hints (a person's expected time and cost) in its description."""
+        self._withheld = dict(withheld or {})
         self._dispatcher = dispatcher
         self._approvals = approvals
         self.awaiting: list[ApprovalRequest] = []
@@ -137,7 +142,7 @@ class AgentToolset:
         """One lock per server for the calls of its tools that may write."""
         self._fence = new_fence()
         self._tools = list(tools)
-        self._offer = ToolOffer(self._tools, self._fence, budget or ToolBudget())
+        self._offer = ToolOffer(self._tools, self._fence, budget or ToolBudget(), hints=hints)
         """Every tool by its model-facing name, and what the model is offered of them."""
         self.warnings = self._offer.warnings
         """The pinned tools over the tool budget, for a node warning."""
@@ -211,6 +216,9 @@ class AgentToolset:
         try:
             tool = self._offer.resolve(call.name)
         except ToolCallError as exc:
+            if (reason := self._withheld.get(call.name)) is not None:  # a tool not granted, called by its name
+                withheld = ToolCallError(f"The call was not made: {reason}.")
+                return self._refused(call, turn, "unknown", None, "blocked", withheld, started)
             return self._refused(call, turn, "unknown", None, "unknown_tool", exc, started)
         server = tool.server.display_name if isinstance(tool, MCPTool) else None
         kind = tool.kind

@@ -36,6 +36,8 @@ from knime_mcp.config import CredentialLookup, ElicitationMode, ServerRequestPol
 from knime_mcp.errors import ConfigError, McpToolError
 from knime_mcp.mcp.server_requests import ServerRequests
 from knime_mcp.mcp.sync import ProgressCallback, run_sync
+from knime_mcp.tools.permissions import ALL_PERMISSIONS, Permission
+from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.tool import MCPTool
 
 if TYPE_CHECKING:
@@ -97,6 +99,15 @@ class CallerOptions:
     """*Run long tools as tasks*: a tool whose taskSupport is ``optional`` runs as an MCP task too (one that requires
     it always does); many tasks run at once within the concurrency."""
 
+    granted: tuple[Permission, ...] = ALL_PERMISSIONS
+    """*Granted permissions* (:mod:`knime_mcp.tools.permissions`): a tool needing another is not called (nor its
+    server started or reached); every row fails, naming the permission missing."""
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """The grants as the dispatcher checks them before every call; the Tool Caller has no other tool policy."""
+        return ToolPolicy.granting(self.granted)
+
     def concurrency_for(self, tool: MCPTool) -> int:
         """How many calls of ``tool`` run at once."""
         return self.concurrency if self.concurrent_writes or tool.annotations.concurrency_safe else 1
@@ -109,6 +120,7 @@ class CallerOptions:
             raise ConfigError("The call timeout must be a positive number of seconds.")
         if isinstance(self.mapping, str) and self.mapping.strip():
             parse_template(self.mapping)
+        object.__setattr__(self, "granted", self.policy.granted)  # checked, and in the order of ALL_PERMISSIONS
 
 
 @dataclass(frozen=True)
@@ -134,8 +146,15 @@ class _Run:
     ) -> None:
         self.tool, self.options, self.pool = tool, options, pool
         self.dispatcher = Dispatcher(
-            pool, timeout=options.timeout, retry=options.retry, progress=self._report_tool, tasks=options.tasks
+            pool,
+            timeout=options.timeout,
+            retry=options.retry,
+            policy=options.policy,
+            progress=self._report_tool,
+            tasks=options.tasks,
         )
+        self.refused = options.policy.check(tool) is not None
+        """The tool needs a permission not granted: its server is never reached, and every row says why."""
         self.sink, self.progress, self.total_rows = sink, progress, total_rows
         self.stop: int | None = None
         """``fail`` mode: the first failed row seen so far; no row after it is dispatched."""
@@ -168,7 +187,7 @@ class _Run:
             first_row = 0
             async for data in batches:
                 job = self._prepare(record_batch(data), first_row)
-                if first_row == 0 and job.size and self.tool.http is None:
+                if first_row == 0 and job.size and self.tool.kind == "mcp" and not self.refused:
                     # The first batch with rows: connect before its first row, so no row's duration includes the
                     # handshake. A table without rows never contacts the server; an HTTP tool has no handshake.
                     await self.pool.client(self.tool.server)

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from knime_mcp.calls.pool import ClientPool
     from knime_mcp.mcp.app_resource import AppResource
+    from knime_mcp.tools.annotations import ToolAnnotations
     from knime_mcp.tools.http_operation import HttpOperation
 
 __all__ = [
@@ -54,13 +55,14 @@ __all__ = [
 CallStatus = Literal[
     "ok", "tool_error", "invalid_arguments", "unknown_tool", "blocked", "timeout", "connection_error", "failed",
     "tools_changed", "denied", "awaiting_approval", "cancelled",
-]
+]  # fmt: skip
 """How a call ended; ``tools_changed`` marks the tool-call log's note that a server's tool list changed; ``denied``
 and ``awaiting_approval`` are the agent's calls a person denied, or that wait for a person's approval; ``cancelled``
 a call a person stopped (the chat's *Stop*)."""
 
 ToolProgress = Callable[[str, str], None]
 """Hears the progress of MCP tool calls: ``(tool name, progress line)``."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class LocalTool:
@@ -71,6 +73,10 @@ class LocalTool:
     input_schema: dict[str, Any]
     run: Callable[[dict[str, Any]], Awaitable[ToolResult]]
     kind: str = "workflow"
+    annotations: ToolAnnotations | None = None
+    """Behaviour hints for the approval rules, as an MCP tool's are judged: ``ToolAnnotations()`` for a tool that may
+    do anything (a skill's script: judged as a tool without annotations); None for one the annotation rules do not
+    judge (a workflow tool, or a tool of the agent's own that only reads)."""
 
     @property
     def parameter_schema(self) -> dict[str, Any]:
@@ -246,6 +252,8 @@ class Dispatcher:
             return await tool.run(arguments), 1
         if tool.http is not None:
             return await self._invoke_http(tool, tool.http, arguments)
+        if tool.program is not None:
+            return await self._invoke_program(tool, arguments), 1
         attempts = self._retry.attempts if tool.annotations.retry_safe else 1
         if attempts <= 1:
             return await self._call_mcp(tool, arguments, resend_lost=tool.annotations.retry_safe), 1
@@ -267,6 +275,20 @@ class Dispatcher:
         if operation.checks_output and tool.output_schema is not None:
             result = checked_output(result, tool.output_schema)
         return result, attempts
+
+    async def _invoke_program(self, tool: MCPTool, arguments: dict[str, Any]) -> ToolResult:
+        """A program tool's run (:mod:`knime_mcp.programs`), never repeated (a program may change anything), under
+        the tool's own *Timeout (s)*, else the program's timeout; a program from data is refused first."""
+        from knime_mcp.programs import program_of, run_program
+
+        await self._pool.check_program(tool.server)
+        try:
+            program = program_of(tool)
+            return await run_program(program, arguments, timeout=tool.timeout, credentials=self._pool.credentials)
+        except ToolTimeoutError as exc:
+            if tool.timeout is not None:  # the tool's own timeout ran out: say where it is set
+                exc.hint = OWN_TIMEOUT_HINT
+            raise
 
     def _timeout_of(self, tool: MCPTool) -> float | None:
         """The tool's own timeout (a tools table's *Timeout (s)* column), else this run's."""

@@ -1,5 +1,5 @@
-"""The tool providers' behaviour: list an MCP server's tools, or an OpenAPI document's and webhooks', shape the list
-the same way for both, and report what shaping left out.
+"""The tool providers' behaviour: list an MCP server's tools, or an OpenAPI document's or UTCP manual's and webhooks',
+shape the list the same way for both, and report what shaping left out.
 
 The MCP and HTTP Tool Provider nodes, the CLI and Python users call :func:`list_server_tools` and
 :func:`list_http_tools`; one :func:`shape_tools` makes names unique across both kinds, and the selection settings
@@ -22,15 +22,17 @@ import anyio
 from anyio.abc import TaskGroup
 
 from knime_mcp.config import DEFAULT_TIMEOUTS, DEFAULT_TLS, AuthRef, CredentialLookup, ServerSpec, Timeouts, TlsSettings
+from knime_mcp.config.program import ProgramSpec
 from knime_mcp.errors import ConfigError, McpToolError, ServerConnectError
+from knime_mcp.http.descriptions import description_tools
 from knime_mcp.http.discovery import discover_document
-from knime_mcp.http.document import MAX_DOCUMENT_BYTES, OpenApiDocument, load_document
-from knime_mcp.http.openapi import DocumentApiKey, openapi_tools
-from knime_mcp.http.origins import judge_servers, missing_credential_note
+from knime_mcp.http.document import MAX_DOCUMENT_BYTES, ApiDescription, load_document
+from knime_mcp.http.openapi import DocumentApiKey
 from knime_mcp.http.webhooks import WebhookRow, webhook_tools
 from knime_mcp.mcp.session import server_client
 from knime_mcp.mcp.sync import ProgressCallback
 from knime_mcp.net.http_pool import HttpPool
+from knime_mcp.programs import program_tools
 from knime_mcp.tools.names import ensure_unique, filter_tools, prefix_tools, sanitize_names
 from knime_mcp.tools.policy import ToolPolicy, unannotated_note
 from knime_mcp.tools.schema import SchemaMode, shape_schemas
@@ -38,7 +40,7 @@ from knime_mcp.tools.tags import tag_tools
 from knime_mcp.tools.tool import MCPTool
 
 __all__ = [
-    "MAX_SERVERS_AT_ONCE", "ServerFailure", "ToolListing", "list_http_tools", "list_server_tools",
+    "MAX_SERVERS_AT_ONCE", "ServerFailure", "ToolListing", "list_http_tools", "list_program_tools", "list_server_tools",
     "list_servers_tools", "shape_tools",
 ]  # fmt: skip
 
@@ -97,6 +99,22 @@ def shape_tools(
     notes = blocked + ([unannotated_note(unannotated)] if unannotated else []) + list(shaped.notes)
     notes += [f"{tool.name}: {note}" for tool in named for note in tool.notes]
     return ToolListing(named, notes)
+
+
+def list_program_tools(
+    programs: Sequence[ProgramSpec],
+    *,
+    include: str | None = None,
+    exclude: str | None = None,
+    prefix: str = "",
+    schema_mode: SchemaMode = "full",
+    policy: ToolPolicy | None = None,
+    tags: Sequence[str] = (),
+) -> ToolListing:
+    """The tools of a person's ``programs`` (:mod:`knime_mcp.programs`), sealed, each tagged with ``prefix`` and
+    ``tags``, shaped as every listing is."""
+    tools = tag_tools(program_tools(programs), (prefix, *tags))
+    return shape_tools(tools, include=include, exclude=exclude, prefix=prefix, schema_mode=schema_mode, policy=policy)
 
 
 async def list_server_tools(
@@ -248,9 +266,9 @@ async def list_http_tools(
     tags: Sequence[str] = (),
     max_response_bytes: int | None = None,
 ) -> ToolListing:
-    """The tools of the document at ``source`` (a URL or file; None: the one found at ``base_url``
-    (:mod:`knime_mcp.http.discovery`), or webhooks only), then one per webhook row, each tagged with the name
-    ``prefix`` and ``tags``.
+    """The tools of the API description at ``source``, an OpenAPI document or a UTCP manual (a URL or file; None:
+    the one found at ``base_url`` (:mod:`knime_mcp.http.discovery`), or webhooks only), then one per webhook row,
+    each tagged with the name ``prefix`` and ``tags``.
 
     ``auth`` goes to the API only, never to a webhook (whose URL is data), and only at the document's own origin or
     ``base_url`` (:mod:`knime_mcp.http.origins`). ``untrusted_hint``: the source or base URL came from data (a flow
@@ -272,14 +290,10 @@ async def list_http_tools(
             tls=tls,
             credentials=credentials,
         )
-        if isinstance(auth, DocumentApiKey):
-            auth = auth.for_document(document)
-        api = openapi_tools(
-            document, base_url=base_url, auth=auth, timeouts=timeouts, tls=tls, max_response_bytes=max_response_bytes
-        )
-        credential = auth is not None and auth.kind != "none"
-        api, notes = judge_servers(api, document.url, base_url=base_url, credential=credential, seal=sealed)
-        notes += [] if credential or not api else missing_credential_note(document)
+        api, notes = description_tools(
+            document, base_url=base_url, auth=auth, timeouts=timeouts, tls=tls,
+            max_response_bytes=max_response_bytes, seal=sealed,
+        )  # fmt: skip
         tools += api
     elif not webhooks:
         raise ConfigError(
@@ -292,7 +306,7 @@ async def list_http_tools(
     return ToolListing(shaped.tools, notes + shaped.notes)
 
 
-async def _api_document(source: str | None, base_url: str | None, **reading: Any) -> OpenApiDocument:
+async def _api_document(source: str | None, base_url: str | None, **reading: Any) -> ApiDescription:
     """The document at ``source``, or else the one found at ``base_url``: what an API's address alone offers is
     looked for in :mod:`knime_mcp.http.discovery`."""
     if source and source.strip():

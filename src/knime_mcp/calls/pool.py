@@ -111,6 +111,11 @@ class ClientPool:
         self._on_open.append(hook)
 
     @property
+    def credentials(self) -> CredentialLookup | None:
+        """The KNIME credentials the run's servers and programs may name (``${input:ID}`` in an environment)."""
+        return self._credentials
+
+    @property
     def clients(self) -> list[McpClient]:
         """The clients connected so far."""
         return list(self._clients.values())
@@ -123,6 +128,13 @@ class ClientPool:
         """The client for the API (or webhook) of HTTP tools at ``spec``, made on the first request; checked and
         pinned like an MCP server when it comes from data."""
         return await self._connected(spec, self._http_clients, self._open_http)
+
+    async def check_program(self, spec: ServerSpec) -> None:
+        """Refuse the program of a program tool (:mod:`knime_mcp.programs`) that comes from data, as a stdio server
+        from data is refused (:func:`check_server`): unless the pool trusts every server, only a program whose tool's
+        seal fits runs."""
+        if not self._key(spec)[1]:
+            await check_server(spec, hint=self._unsealed_hint)
 
     async def _connected(
         self,

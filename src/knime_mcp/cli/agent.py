@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from knime_mcp.agent.tool_budget import MAX_OFFERED_SPEC_BYTES, MAX_OFFERED_TOOLS, ToolBudget
 from knime_mcp.cli.approval_options import add_approval_options, approval_policy, approver, warn_unasked
 from knime_mcp.cli.catalog import print_json
-from knime_mcp.cli.policy_options import add_policy_options, tool_policy
+from knime_mcp.cli.policy_options import add_policy_options, refused_server, tool_policy
+from knime_mcp.cli.render import one_line
 from knime_mcp.cli.servers import SignInPrompt, add_task_option, configured_servers, configured_tags, server_spec
-from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options
+from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options, api_sources
+from knime_mcp.cli.tool_stats_output import add_stats_option, stats_rows, write_stats
 from knime_mcp.cli.tools_listing import add_strict_option, print_failures
 from knime_mcp.config import demo_server_spec
 from knime_mcp.errors import UsageError
@@ -126,7 +128,15 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
         "--skills",
         metavar="DIR",
         help="a folder of Agent Skills (subfolders each with a SKILL.md): the model is told each skill's name and "
-        "description and reads a skill's instructions and files when it chooses; nothing in a skill is run",
+        "description and reads a skill's instructions and files when it chooses; nothing in a skill is run unless "
+        "--allow-skill-scripts",
+    )
+    agent.add_argument(
+        "--allow-skill-scripts",
+        action="store_true",
+        help="let the model run the scripts inside the --skills folders (run_skill_script: no shell, in the skill's "
+        "folder, .py with this Python, .sh with bash, .js with node, else only executable files; 60 s at most; needs "
+        "--permit files,processes when --permit is given)",
     )
     agent.add_argument(
         "--tool-budget",
@@ -153,6 +163,13 @@ def add_agent_run_options(agent: argparse.ArgumentParser) -> None:
         action="store_false",
         help="leave out what the servers say about themselves (their instructions) from the system message",
     )
+    agent.add_argument(
+        "--hints",
+        action="store_true",
+        help="end each tool's description with its hints, the 'Expected time (s)' and 'Cost' columns of its --tools "
+        "file, so the model can prefer the faster or cheaper tool",
+    )
+    add_stats_option(agent, "at the end of the run (chat: when it ends)")
     add_task_option(agent)
     add_strict_option(agent)
     add_tool_source_options(agent, base_url="--openapi-base-url")
@@ -198,9 +215,14 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
     targets += [command] if command else []
     if args.name and len(targets) > 1:
         raise UsageError("--name names a single server; leave it out with several servers.")
-    files = ToolSource(args, [], err) if args.tools or args.openapi else None
+    files = ToolSource(args, [], err) if args.tools or api_sources(args) or args.programs else None
     specs = [server_spec(words, args) for words in targets] or list(configured_servers([], args).values())
     specs = specs or ([] if files else [demo_server_spec()])
+    policy = tool_policy(args)
+    refusals = {spec: refused_server(spec, policy.granted) for spec in specs}  # never started nor reached
+    for refusal in filter(None, refusals.values()):
+        print(f"Not listed: {one_line(refusal)}", file=err)
+    specs = [spec for spec, refusal in refusals.items() if refusal is None]
     if args.skills is not None and not Path(args.skills).expanduser().is_dir():
         raise UsageError(
             f"--skills {args.skills}: no such folder.", hint="Pass a folder whose subfolders each hold a SKILL.md."
@@ -212,15 +234,17 @@ def agent_setup(args: argparse.Namespace, command: list[str], err: TextIO) -> Ag
         on_limit="final_answer" if args.on_limit == "final-answer" else "fail",
         errors="column",
         max_concurrency=DEFAULT_MAX_CONCURRENCY if args.concurrency is None else args.concurrency,
-        policy=tool_policy(args),
+        policy=policy,
         trust_all_servers=args.trust_all_servers,
         server_requests=ServerRequestPolicy(elicitation=args.elicitation),
         resources=args.resources,
         skills=args.skills,
+        skill_scripts=args.allow_skill_scripts,
         tool_budget=ToolBudget(tools=args.tool_budget, spec_bytes=args.tool_budget_bytes, pinned=args.pin),
         approval=approval_policy(args),
         tasks=args.tasks,
         server_instructions=args.server_instructions,
+        tool_hints=args.hints,
     )
     warn_unasked(config, err)
     return AgentSetup(specs, files, model, api_key, config, args.strict, err, configured_tags(args))
@@ -250,11 +274,14 @@ def run_agent_command(
     if args.format == "json":
         rows = result.conversation.rows(error_column=True)
         log = [entry.to_dict() for entry in result.log]
-        print_json({"conversation": rows, "tool_calls": log, "interrupted": result.interrupted}, out)
+        stats = {"tool_statistics": stats_rows(result.log)} if args.stats else {}
+        print_json({"conversation": rows, "tool_calls": log, "interrupted": result.interrupted, **stats}, out)
     else:
         from knime_mcp.cli.render import render_agent_run
 
         out.write(render_agent_run(result))
+        if args.stats:
+            write_stats(result.log, out)
         if result.interrupted:
             out.write(f"{INTERRUPTED}\n")
     if result.interrupted:

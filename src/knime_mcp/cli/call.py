@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from knime_mcp.cli.catalog import print_json
+from knime_mcp.cli.policy_options import granted_permissions
 from knime_mcp.cli.render import one_line
 from knime_mcp.cli.servers import SignInPrompt
 from knime_mcp.cli.tool_sources import ToolSource
@@ -64,6 +65,10 @@ def run_call(args: argparse.Namespace, source: ToolSource, out: TextIO, err: Tex
     arguments = parse_arguments(args.args, sys.stdin)
     from knime_mcp.calls.dispatch import Dispatcher
     from knime_mcp.mcp.sync import run_sync
+    from knime_mcp.tools.policy import ToolPolicy
+
+    granted = granted_permissions(args, source.spec)
+    policy = ToolPolicy.granting(granted)
 
     def progress(tool: str, text: str) -> None:
         print(f"Progress: {one_line(text)}", file=err, flush=True)
@@ -71,7 +76,7 @@ def run_call(args: argparse.Namespace, source: ToolSource, out: TextIO, err: Tex
     async def call() -> CallOutcome:
         async with source.pool(show) as pool:
             tool = await source.tool(pool)
-            return await Dispatcher(pool, progress=progress, tasks=args.tasks).call(tool, arguments)
+            return await Dispatcher(pool, policy=policy, progress=progress, tasks=args.tasks).call(tool, arguments)
 
     outcome = run_sync(call)
     if outcome.result is not None:

@@ -6,13 +6,25 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from knime_mcp.cli.policy_options import granted_permissions
 from knime_mcp.cli.servers import SignInPrompt
 from knime_mcp.cli.tool_sources import ToolSource
+from knime_mcp.cli.tool_stats_output import add_stats_option, write_stats
 from knime_mcp.errors import UsageError
 
-__all__ = ["run_call_table"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["add_call_table_options", "run_call_table"]
+
+
+def add_call_table_options(table: argparse.ArgumentParser) -> None:
+    """``call-table``'s options for its calls and its report: retries, error handling, ``--stats``."""
+    table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
+    table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
+    add_stats_option(table, "after the rows are called")
 
 
 def _check_output(path: str) -> None:
@@ -69,6 +81,7 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
 
     if args.retries < 0:
         raise UsageError("--retries must be 0 or more.")
+    granted = granted_permissions(args, source.spec)
     options = CallerOptions(
         mapping=args.mapping,
         # An explicit --concurrency is the user's choice for this tool, whatever its annotations.
@@ -78,6 +91,7 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
         on_error=args.on_error,
         elicitation=args.elicitation,
         tasks=args.tasks,
+        granted=granted,
     )
     suffix = os.path.splitext(args.input)[1].lower()
     if suffix not in (".csv", ".parquet"):
@@ -95,11 +109,14 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
     bar = progress_bar(err, total)
     # The result columns come last; "Is error" may be renamed after an input column, so it is found by position.
     is_error = [name for name, _ in RESULT_COLUMNS].index("Is error") - len(RESULT_COLUMNS)
+    calls: list[pyarrow.Table] = []  # with --stats: each batch's calls, as the Tool Statistics node reads them
 
     async def write(batch: pyarrow.RecordBatch) -> None:
         if not writers:
             writers.append(pyarrow.parquet.ParquetWriter(partial_path, batch.schema))
         writers[0].write_batch(batch)
+        if args.stats:
+            calls.append(_calls(batch, args.tool))
         if bar is not None:
             bar.advance(rows=batch.num_rows, errors=batch.column(batch.num_columns + is_error).true_count)
 
@@ -125,4 +142,26 @@ def run_call_table(args: argparse.Namespace, source: ToolSource, out: TextIO, er
     os.replace(partial_path, args.output)
     failed = f", {summary.errors:,} failed (see the Error column)" if summary.errors else ""
     out.write(f"{summary.rows:,} rows called{failed}; wrote {args.output}\n")
+    if args.stats:
+        write_stats(pyarrow.concat_tables(calls), out)
     return 0
+
+
+def _calls(batch: pa.RecordBatch, tool: str) -> pa.Table:
+    """A batch's calls of ``tool``: its *Is error* and *Duration (ms)* and the size of its *Result*, found by
+    position (an input column of the same name renames them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from knime_mcp.caller.batches import RESULT_COLUMNS
+
+    names = [name for name, _ in RESULT_COLUMNS]
+    column = {name: batch.column(batch.num_columns + names.index(name) - len(names)) for name in names}
+    return pa.table(
+        {
+            "Tool": pa.array([tool] * batch.num_rows, pa.string()),
+            "Is error": column["Is error"],
+            "Duration (ms)": column["Duration (ms)"],
+            "Result Size": pc.utf8_length(column["Result"]),
+        }
+    )

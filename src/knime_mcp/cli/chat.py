@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from knime_mcp.cli.agent import add_agent_run_options, agent_setup
 from knime_mcp.cli.approval_options import approver
 from knime_mcp.cli.render import one_line, terminal_safe
+from knime_mcp.cli.tool_stats_output import write_stats
 
 if TYPE_CHECKING:
     from knime_mcp.agent.approval import Approver
@@ -63,6 +64,8 @@ def run_chat_command(args: argparse.Namespace, command: list[str], out: TextIO, 
             "about themselves; /exit or Ctrl-D ends the chat.\n"
         )
         _Terminal(session, approver(args, out), out, err).converse()
+        if args.stats:
+            write_stats(session.run().log, out)
     return 0
 
 

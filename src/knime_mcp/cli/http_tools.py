@@ -1,4 +1,5 @@
-"""The command line's ``http-tools`` command: an OpenAPI document's operations, and webhooks, as a tools table.
+"""The command line's ``http-tools`` command (also spelt ``utcp-tools``): an OpenAPI document's operations or a UTCP
+manual's tools, and webhooks, as a tools table.
 
 Layer: beside :mod:`knime_mcp.cli.main`, which parses the words, writes the table as ``tools`` does and turns errors
 into exit codes; this module adds the command's arguments to its parser and lists the tools with
@@ -8,6 +9,7 @@ into exit codes; this module adds the command's arguments to its parser and list
     knime-mcp http-tools openapi.yaml --base-url http://127.0.0.1:8080 --auth header --secret '${API_KEY}'
     knime-mcp http-tools --webhooks hooks.csv --format parquet --output tools.parquet
     knime-mcp http-tools --base-url http://127.0.0.1:8000   # its document found at /openapi.json, /v3/api-docs, …
+    knime-mcp utcp-tools http://127.0.0.1:8000/utcp --auth header --secret '${API_KEY}'   # the key's name from it
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ if TYPE_CHECKING:
     from knime_mcp.tools.policy import ToolPolicy
 
 __all__ = [
-    "API_AUTH", "HTTP_COMMAND", "add_api_options", "add_http_command", "api_auth", "api_listing", "http_listing",
-    "max_document_bytes", "max_response_bytes",
+    "API_AUTH", "HTTP_COMMAND", "UTCP_COMMAND", "add_api_options", "add_http_command", "api_auth", "api_listing",
+    "http_listing", "max_document_bytes", "max_response_bytes",
 ]  # fmt: skip
 
 HTTP_COMMAND = "http-tools"
+UTCP_COMMAND = "utcp-tools"
+"""Another name of ``http-tools``, for those who look for UTCP manuals by that name."""
 API_AUTH = ("bearer", "basic", "header", "query")
 """What an API's tools may send: ``--auth`` of ``http-tools``, and of a command given ``--openapi``."""
 
@@ -43,13 +47,18 @@ def add_http_command(commands: Any, parents: list[argparse.ArgumentParser]) -> a
     """Add ``http-tools`` to the CLI's subparsers; ``parents`` hold the common options and those of ``tools`` that
     shape and write the table."""
     http = commands.add_parser(
-        HTTP_COMMAND, parents=parents, help="list an OpenAPI document's operations (and webhooks) as a tools table"
+        HTTP_COMMAND,
+        aliases=[UTCP_COMMAND],
+        parents=parents,
+        help="list an OpenAPI document's operations or a UTCP manual's tools (and webhooks) as a tools table",
     )
+    http.set_defaults(command=HTTP_COMMAND)  # the same command under either name
     http.add_argument(
         "source",
         nargs="?",
         metavar="SOURCE",
-        help="the OpenAPI 3.0/3.1 document: an http(s) URL or a file (none, with --base-url: looked for there)",
+        help="the API's description, an OpenAPI 3.0/3.1 document or a UTCP manual: an http(s) URL or a file (none, "
+        "with --base-url: looked for there)",
     )
     http.add_argument(
         "--webhooks",
@@ -71,8 +80,8 @@ def add_api_options(parser: argparse.ArgumentParser, *, base_url: str, auth: str
         base_url,
         dest="api_base_url",
         metavar="URL",
-        help="where the API's requests go (default: the document's servers); the credential goes only here or to the "
-        "origin the document was read from",
+        help="where the API's requests go (default: the document's servers; a UTCP manual's tools keep their URLs); "
+        "the credential goes only here or to the origin the document was read from",
     )
     group = parser.add_argument_group(auth or "the API's authentication (--openapi; --auth is above)")
     if auth:
@@ -82,13 +91,15 @@ def add_api_options(parser: argparse.ArgumentParser, *, base_url: str, auth: str
     )
     group.add_argument("--user", help="basic: the user name (may be a ${VAR} reference)")
     group.add_argument(
-        "--key-name", metavar="NAME", help="header or query parameter carrying the key (default: the document's)"
+        "--key-name",
+        metavar="NAME",
+        help="header or query parameter carrying the key (default: the document's or manual's)",
     )
     parser.add_argument(
         "--max-document-mb",
         type=float,
         metavar="MB",
-        help=f"the largest OpenAPI document read (default: {MAX_DOCUMENT_BYTES / 2**20:g})",
+        help=f"the largest OpenAPI document or UTCP manual read (default: {MAX_DOCUMENT_BYTES / 2**20:g})",
     )
     parser.add_argument(
         "--max-response-mb",
@@ -106,7 +117,7 @@ def http_listing(args: argparse.Namespace, policy: ToolPolicy) -> ToolListing:
     if not args.source and not args.webhooks and not args.api_base_url:
         raise UsageError(
             "http-tools needs an OpenAPI document (SOURCE), --base-url URL to find one at, --webhooks FILE.csv, or a "
-            "document and webhooks."
+            "document and webhooks; a UTCP manual is a document here too."
         )
     max_bytes = max_document_bytes(args)
     auth = api_auth(args)

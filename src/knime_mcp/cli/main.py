@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from knime_mcp.cli.agent import add_agent_command, run_agent_command
 from knime_mcp.cli.call import parse_arguments, run_call
-from knime_mcp.cli.call_table import run_call_table
+from knime_mcp.cli.call_table import add_call_table_options, run_call_table
 from knime_mcp.cli.catalog import COMMANDS as CATALOG_COMMANDS
 from knime_mcp.cli.catalog import add_catalog_commands, run_catalog_command
 from knime_mcp.cli.chat import add_chat_command, run_chat_command
 from knime_mcp.cli.http_tools import API_AUTH, HTTP_COMMAND, add_http_command, http_listing
-from knime_mcp.cli.policy_options import add_policy_options, check_patterns, tool_policy
-from knime_mcp.cli.render import one_line, terminal_safe
+from knime_mcp.cli.policy_options import add_permit_option, add_policy_options, check_patterns, tool_policy
+from knime_mcp.cli.program_tools import PROGRAM_COMMAND, add_program_command
+from knime_mcp.cli.registry_commands import COMMANDS as REGISTRY_COMMANDS
+from knime_mcp.cli.registry_commands import add_registry_commands, run_registry_command
+from knime_mcp.cli.render import json_tools, one_line, terminal_safe
 from knime_mcp.cli.servers import (
     HOST_PORT,
     SignInPrompt,
@@ -42,10 +45,10 @@ from knime_mcp.cli.servers import (
     server_spec,
     split_command,
 )
+from knime_mcp.cli.sign_in_commands import command_login, command_logout
 from knime_mcp.cli.tool_sources import ToolSource, add_tool_source_options, check_tool_sources
 from knime_mcp.cli.tools_listing import add_strict_option, list_tools
 from knime_mcp.cli.wording import cli_words, print_notes
-from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError, McpToolError, UsageError
 
 if TYPE_CHECKING:
@@ -107,7 +110,7 @@ def _parser() -> _Parser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     parser.commands = commands.choices
     server = server_options()
-    callers = server_options(api_auth=API_AUTH)  # whose --auth also takes what the tools of --openapi send
+    callers = add_permit_option(server_options(api_auth=API_AUTH))  # --auth: also what the tools of --openapi send
 
     table_options = _table_options()
     tools = commands.add_parser("tools", parents=[server, table_options], help="list a server's tools as a table")
@@ -143,8 +146,7 @@ def _parser() -> _Parser:
         help="calls in flight at once, over one session, for any tool (default: 4 for a tool annotated read-only, "
         "or idempotent and not destructive; 1 for others, whose overlapping calls can lose each other's writes)",
     )
-    table.add_argument("--retries", type=int, default=2, help="retries for read-only or idempotent tools")
-    table.add_argument("--on-error", choices=["fail", "column"], default="fail", help="stop, or record and go on")
+    add_call_table_options(table)
 
     add_tool_source_options(table, base_url="--base-url", pick_by_tag=True)
     add_task_option(table)
@@ -159,7 +161,9 @@ def _parser() -> _Parser:
     logout = commands.add_parser("logout", parents=[server], help="forget the stored sign-ins for an OAuth server")
     logout.add_argument("server", help="the server's http(s) URL")
     add_catalog_commands(commands, server)
+    add_registry_commands(commands)
     http = add_http_command(commands, [common_options(), table_options])
+    add_program_command(commands, [common_options(), table_options])
     add_policy_options(http, "allow")
 
     demo = commands.add_parser(
@@ -204,7 +208,7 @@ def _parse(argv: list[str], err: TextIO) -> tuple[argparse.Namespace, list[str]]
         check_server_word(text)
     if hasattr(args, "openapi"):
         check_tool_sources(args, server=bool(server or command or getattr(args, "servers", None)))
-    if args.command in ("tools", HTTP_COMMAND):
+    if args.command in ("tools", HTTP_COMMAND, PROGRAM_COMMAND):
         _check_table_output(args)
     check_patterns(args)
     if command and (warning := options_after_command(command, parser.commands[args.command])):
@@ -227,8 +231,7 @@ def _write_listing(listing: ToolListing, args: argparse.Namespace, out: TextIO) 
 
         out.write(render_tools(listing.tools))
     elif args.format == "json":
-        rows = [{**tool.to_dict(), "app_uri": tool.app_uri, "app_only": tool.app_only} for tool in listing.tools]
-        _write_text(json.dumps(rows, indent=2), args.output, out)  # the app keys always (a cell: only when set)
+        _write_text(json.dumps(json_tools(listing.tools), indent=2), args.output, out)
     else:
         from knime_mcp.tools.arrow import write_tools
 
@@ -307,12 +310,14 @@ def _logging_to(err: TextIO, verbose: bool) -> Iterator[None]:
 def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: TextIO) -> int:
     if args.command == "demo-server":
         return _command_demo_server(args)
-    if args.command == HTTP_COMMAND:
-        return _write_listing(http_listing(args, tool_policy(args)), args, out)
+    if args.command in (HTTP_COMMAND, PROGRAM_COMMAND):  # program-tools sets its own listing
+        return _write_listing(getattr(args, "listing", http_listing)(args, tool_policy(args)), args, out)
     show = _sign_in_prompt(err)
     match args.command:
         case "agent":
             return run_agent_command(args, target, out, err, show)
+        case command if command in REGISTRY_COMMANDS:
+            return run_registry_command(args, out, err, show)
         case "chat":
             return run_chat_command(args, target, out, err, show)
         case "call":
@@ -324,41 +329,12 @@ def _run_command(args: argparse.Namespace, target: list[str], out: TextIO, err: 
     spec = server_spec(target, args)
     match args.command:
         case "login":
-            return _command_login(spec, out, err)
+            return command_login(spec, out, _sign_in_prompt(err, person=True))
         case "logout":
-            return _command_logout(spec, out)
+            return command_logout(spec, out)
         case command if command in CATALOG_COMMANDS:
             return run_catalog_command(args, spec, out, show, lambda text: parse_arguments(text, sys.stdin))
     raise AssertionError(f"no command {args.command!r}")
-
-
-def _command_login(spec: ServerSpec, out: TextIO, err: TextIO) -> int:
-    """Sign in afresh (the client registration is kept) and store the tokens for every later command."""
-    from knime_mcp.auth import spec_token_store
-    from knime_mcp.mcp.client import McpClient
-    from knime_mcp.mcp.sync import run_sync
-
-    if spec.auth.kind != "oauth":
-        raise UsageError("login signs in with OAuth to an http(s) server; --auth must be oauth, or left out.")
-    store = spec_token_store(spec)
-    store.forget_tokens()
-
-    async def sign_in() -> int:
-        async with McpClient(spec, show_sign_in=_sign_in_prompt(err, person=True)) as client:
-            return len(await client.list_tools())
-
-    tools = run_sync(sign_in)
-    out.write(f"Signed in to {spec.display_name} ({tools} tools); the sign-in is kept in {store.path}\n")
-    return 0
-
-
-def _command_logout(spec: ServerSpec, out: TextIO) -> int:
-    from knime_mcp.auth import forget_server
-
-    forgotten = forget_server(spec.target)
-    said = f"removed {forgotten} stored sign-in{'s' if forgotten != 1 else ''}" if forgotten else "no stored sign-in"
-    out.write(f"Signed out of {spec.display_name} ({said}).\n")
-    return 0
 
 
 def _take_ctrl_c_back() -> None:

@@ -1,5 +1,6 @@
 """The command line's tool policy options (``--allow``, ``--deny``, ``--destructive``, ``--unannotated-destructive``,
-``--tag``) of ``tools``, ``http-tools`` and ``agent``, and the check of every regular expression a command takes."""
+``--tag``) of ``tools``, ``http-tools`` and ``agent``, the *Granted permissions* (``--permit``) of ``agent``, ``chat``,
+``call`` and ``call-table``, and the check of every regular expression a command takes."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import argparse
 import re
 from typing import TYPE_CHECKING
 
-from knime_mcp.errors import UsageError
+from knime_mcp.errors import ConfigError, UsageError
+from knime_mcp.tools.permissions import ALL_PERMISSIONS, NO_PERMISSION, Permission, parse_permissions
 
 if TYPE_CHECKING:
+    from knime_mcp.config import ServerSpec
     from knime_mcp.tools.policy import ToolPolicy
 
-__all__ = ["add_policy_options", "add_tag_option", "check_patterns", "chosen_tags", "tool_policy"]
+__all__ = [
+    "add_permit_option", "add_policy_options", "add_tag_option", "check_patterns", "chosen_tags", "granted_permissions",
+    "refused_server", "tool_policy",
+]  # fmt: skip
 
 
 def add_policy_options(parser: argparse.ArgumentParser, destructive: str) -> None:
@@ -46,6 +52,46 @@ def add_tag_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, wh
     )
 
 
+def add_permit_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--permit``, repeatable: the *Granted permissions* of the commands that call tools (``call``, ``call-table``,
+    ``agent``, ``chat``: ``parser`` is their common parent); none given: all. Returns ``parser``."""
+    parser.add_argument(
+        "--permit",
+        action="append",
+        default=[],
+        metavar="PERMISSION",
+        help=f"grant tools this permission: {', '.join(ALL_PERMISSIONS)} (repeatable, or separated by commas), or "
+        f"'{NO_PERMISSION}'; a tool needing one not granted is not offered or called (default: all). Not to be "
+        "confused with --allow (a tool-name allow-list) or OAuth grants",
+    )
+    return parser
+
+
+def granted_permissions(args: argparse.Namespace, server: ServerSpec | None = None) -> tuple[Permission, ...]:
+    """The ``--permit`` options; every permission when none is given (or the command has no ``--permit``). With
+    ``server``, the one server a command calls: a usage error if its transport needs a permission not granted."""
+    words = getattr(args, "permit", None)
+    try:
+        granted = parse_permissions(words) if words else ALL_PERMISSIONS
+    except ConfigError as exc:
+        raise UsageError(f"--permit: {exc.message}") from None
+    if server is not None and (refusal := refused_server(server, granted)) is not None:
+        raise UsageError(refusal)
+    return granted
+
+
+def refused_server(spec: ServerSpec, granted: tuple[Permission, ...]) -> str | None:
+    """Why the server's tools may not be listed or called under ``--permit``, said before its process is started or
+    its address reached; None when its transport needs nothing more."""
+    from knime_mcp.cli.wording import cli_words
+    from knime_mcp.tools.permissions import permission_refusal, server_permissions
+
+    missing = [permission for permission in server_permissions(spec) if permission not in granted]
+    if not missing:
+        return None
+    return cli_words(permission_refusal(f"The server {spec.display_name!r}", missing)) + "."
+
+
 def tool_policy(args: argparse.Namespace) -> ToolPolicy:
     from knime_mcp.tools.policy import ToolPolicy
 
@@ -55,6 +101,7 @@ def tool_policy(args: argparse.Namespace) -> ToolPolicy:
         destructive=args.destructive.replace("-", "_"),
         unannotated_destructive=args.unannotated_destructive,
         tags=chosen_tags(args),
+        granted=granted_permissions(args),
     )
 
 

@@ -11,15 +11,17 @@ import json
 import re
 import shutil
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from knime_mcp.redaction import redact
+from knime_mcp.tools.permissions import needed_permissions
 
 if TYPE_CHECKING:
     from knime_mcp.agent.loop import AgentRun
+    from knime_mcp.agent.tool_stats import ToolStats
     from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["one_line", "render_agent_run", "render_tools", "terminal_safe"]
+__all__ = ["json_tools", "one_line", "render_agent_run", "render_tool_stats", "render_tools", "terminal_safe"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 controls but tab and newline, DEL, and C1 controls (U+0080 to U+009F; U+009B is an 8-bit escape sequence)."""
@@ -64,13 +66,27 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+def json_tools(tools: Sequence[MCPTool]) -> list[dict[str, Any]]:
+    """The tools as ``--format json`` writes them: each tool's cell, its app keys always (a cell has them only when
+    set) and the permissions it needs (worked out, never stored: a tools file read back works them out again)."""
+    return [
+        {
+            **tool.to_dict(),
+            "app_uri": tool.app_uri,
+            "app_only": tool.app_only,
+            "permissions": [*needed_permissions(tool)],
+        }
+        for tool in tools
+    ]
+
+
 def render_tools(tools: Sequence[MCPTool], width: int | None = None) -> str:
-    """One line per tool: name, hints, its MCP App (a column only when a tool has one), parameters and description,
-    clipped to the terminal width."""
+    """One line per tool: name, hints, the permissions it needs, its MCP App (a column only when a tool has one),
+    parameters and description, clipped to the terminal width."""
     width = width or shutil.get_terminal_size((120, 24)).columns
     apps = any(tool.app_uri is not None or tool.app_only for tool in tools)
     rows = [_tool_row(tool, apps) for tool in tools]
-    header = ("NAME", "HINTS", *(("APP",) if apps else ()), "PARAMETERS", "DESCRIPTION")
+    header = ("NAME", "HINTS", "PERMISSIONS", *(("APP",) if apps else ()), "PARAMETERS", "DESCRIPTION")
     param_w = min(max([len(header[-2]), *(len(r[-2]) for r in rows)]), 40)
     clipped = [(*row[:-2], _clip(row[-2], param_w), row[-1]) for row in [header, *rows]]
     used = sum(max(len(row[i]) for row in clipped) + 2 for i in range(len(header) - 1))
@@ -81,11 +97,15 @@ def render_tools(tools: Sequence[MCPTool], width: int | None = None) -> str:
 
 
 def _tool_row(tool: MCPTool, apps: bool) -> tuple[str, ...]:
-    """Name, hints, the app (with ``apps``), parameters and description; what the server wrote is made
+    """Name, hints, permissions, the app (with ``apps``), parameters and description; what the server wrote is made
     :func:`terminal_safe` before it is measured for the columns."""
     parameters = ", ".join(tool.parameter_schema.get("properties", {}))
     app = (_app(tool),) if apps else ()
-    return terminal_safe(tool.name), _flags(tool), *app, terminal_safe(parameters), terminal_safe(tool.description)
+    permissions = ",".join(needed_permissions(tool))
+    return (
+        terminal_safe(tool.name), _flags(tool), permissions, *app, terminal_safe(parameters),
+        terminal_safe(tool.description),
+    )  # fmt: skip
 
 
 _APP_CHARS = 50
@@ -129,3 +149,19 @@ def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
         cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return lines
+
+
+def render_tool_stats(stats: Sequence[ToolStats]) -> str:
+    """``--stats``: one line per tool, under a heading: calls, errors, median and slowest duration, mean and largest
+    result size (``-`` where no call gives one)."""
+    header = ("TOOL", "SERVER", "CALLS", "ERRORS", "MEDIAN MS", "SLOWEST MS", "MEAN SIZE", "LARGEST SIZE")
+
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    rows = [
+        (one_line(row.tool), one_line(row.server or "-"), str(row.calls), str(row.errors))
+        + tuple(map(number, (row.median_ms, row.slowest_ms, row.mean_result_size, row.largest_result_size)))
+        for row in stats
+    ]
+    return "Tool statistics:\n" + "\n".join(_aligned([header, *rows])) + "\n"

@@ -1,6 +1,6 @@
 """Where ``call``, ``call-table`` and ``agent`` find their tools: an MCP server, a tools file (``--tools FILE``) or an
-OpenAPI document (``--openapi SOURCE``); MCP and HTTP tools are then called alike, through the dispatcher and the
-run's :class:`~knime_mcp.calls.pool.ClientPool`, as the nodes call them.
+OpenAPI document or UTCP manual (``--openapi SOURCE``, also spelt ``--utcp SOURCE``); MCP and HTTP tools are then
+called alike, through the dispatcher and the run's :class:`~knime_mcp.calls.pool.ClientPool`, as the nodes call them.
 
 A tools file is data, as a tools table is in KNIME: it may have been written anywhere, so the server of a tool is
 used as it is only when the tool's seal fits (the file was written on this machine by ``tools`` or ``http-tools``);
@@ -30,6 +30,7 @@ from knime_mcp.cli.http_tools import (
     max_response_bytes,
 )
 from knime_mcp.cli.policy_options import add_tag_option, chosen_tags
+from knime_mcp.cli.program_tools import program_file_tools
 from knime_mcp.cli.servers import OAUTH, SignInPrompt, server_spec
 from knime_mcp.cli.tls_options import tls_settings
 from knime_mcp.cli.wording import print_notes
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from knime_mcp.config import ServerSpec
     from knime_mcp.tools.tool import MCPTool
 
-__all__ = ["ToolSource", "add_tool_source_options", "check_tool_sources", "read_tools_file"]
+__all__ = ["ToolSource", "add_tool_source_options", "api_sources", "check_tool_sources", "read_tools_file"]
 
 _AGENTS = ("agent", "chat")
 """The commands whose tools come from servers and files together, and whose ``--base-url`` is the chat model's."""
@@ -69,7 +70,20 @@ def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str, p
         "as data unless the file was written on this machine",
     )
     group.add_argument(
-        "--openapi", action="append", default=[], metavar="SOURCE", help="an OpenAPI 3.0/3.1 document: URL or file"
+        "--openapi",
+        "--utcp",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="an API's description, an OpenAPI 3.0/3.1 document or a UTCP manual: URL or file (either flag takes "
+        "either)",
+    )
+    group.add_argument(
+        "--programs",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a programs file (JSON or YAML) whose command-line programs become tools, as 'program-tools' lists them",
     )
     group.add_argument(
         "--trust-all-servers",
@@ -83,17 +97,18 @@ def add_tool_source_options(parser: argparse.ArgumentParser, *, base_url: str, p
 
 def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
     """The usage errors of the words alone, before anything is read; ``server``: the words name an MCP server."""
-    sources = len(args.tools) + len(args.openapi)
+    sources = len(args.tools) + len(api_sources(args)) + len(args.programs)
     if args.command not in _AGENTS and sources + server > 1:
         raise UsageError(
-            f"{args.command} calls a tool of one source: give either a server, --tools FILE or --openapi SOURCE."
+            f"{args.command} calls a tool of one source: give either a server, --tools FILE, --openapi SOURCE or "
+            "--programs FILE."
         )
-    for path in args.tools:
-        if not os.path.isfile(path):
-            raise UsageError(f"The --tools file {path!r} does not exist.", hint=_WRITE_ONE)
+    for flag, paths, hint in (("--tools", args.tools, _WRITE_ONE), ("--programs", args.programs, None)):
+        if missing := [path for path in paths if not os.path.isfile(path)]:
+            raise UsageError(f"The {flag} file {missing[0]!r} does not exist.", hint=hint)
     if args.trust_all_servers and not args.tools:
         raise UsageError("--trust-all-servers is for the servers of a --tools file; a server given here is trusted.")
-    if not args.openapi:
+    if not api_sources(args):
         if args.auth in API_AUTH:
             raise UsageError(
                 f"--auth {args.auth} goes with --openapi (an API's tools); an MCP server takes --auth "
@@ -101,11 +116,17 @@ def check_tool_sources(args: argparse.Namespace, *, server: bool) -> None:
             )
         given = [flag for flag, value in _api_options(args) if value is not None]
         if given:
-            raise UsageError(f"{given[0]} goes with --openapi SOURCE.")
+            raise UsageError(f"{given[0]} goes with --openapi SOURCE or {_base_url_flag(args)} URL.")
     elif args.auth in OAUTH and not server:
         raise UsageError(
             f"--auth {args.auth} signs in to an MCP server; an API's tools send --auth {'|'.join(API_AUTH)}."
         )
+
+
+def api_sources(args: argparse.Namespace) -> list[str | None]:
+    """The API descriptions to read: each ``--openapi SOURCE``; with none, the one found at the base URL alone
+    (``None``: looked for at the paths the HTTP Tool Provider tries), as ``http-tools --base-url`` finds it."""
+    return list(args.openapi) or ([None] if args.api_base_url is not None else [])
 
 
 def _base_url_flag(args: argparse.Namespace) -> str:
@@ -131,7 +152,7 @@ class ToolSource:
     def __init__(self, args: argparse.Namespace, target: list[str], err: TextIO) -> None:
         self._args = args
         self._err = err
-        self.from_files = bool(args.tools or args.openapi)
+        self.from_files = bool(args.tools or api_sources(args) or args.programs)
         self.spec: ServerSpec | None = None if self.from_files else server_spec(target, args)
 
     def pool(self, show: SignInPrompt, max_concurrency: int | None = None) -> ClientPool:
@@ -144,7 +165,7 @@ class ToolSource:
         flag = _base_url_flag(self._args)
         return ClientPool(
             check_unsealed=self.from_files and not self._args.trust_all_servers,
-            unsealed_hint=_UNSEALED_API.format(flag=flag) if self._args.openapi else UNSEALED_HINT,
+            unsealed_hint=_UNSEALED_API.format(flag=flag) if api_sources(self._args) else UNSEALED_HINT,
             show_sign_in=show,
             requests=ServerRequests(ServerRequestPolicy(elicitation=self._args.elicitation)),
             **({} if max_concurrency is None else {"max_concurrency": max_concurrency}),
@@ -161,17 +182,23 @@ class ToolSource:
             return pick_tool(tools, args.tool, tags)
         if self.spec is not None:
             return find_named(tools, args.tool, self.spec.display_name, kind="tool")
-        owner = f"The tools file {args.tools[0]!r}" if args.tools else f"The OpenAPI document {args.openapi[0]!r}"
+        owner = (
+            f"The tools file {args.tools[0]!r}" if args.tools
+            else f"The programs file {args.programs[0]!r}" if args.programs
+            else f"The OpenAPI document {args.openapi[0]!r}" if args.openapi
+            else f"The API at {args.api_base_url!r}"
+        )  # fmt: skip
         return find_named(tools, args.tool, None, kind="tool", owner=owner)
 
     async def file_tools(self) -> list[MCPTool]:
-        """The tools of every ``--tools`` file, then of every ``--openapi`` document (whose notes go to stderr)."""
+        """The tools of every ``--tools`` and ``--programs`` file, then of every ``--openapi`` document or of the API
+        found at the base URL alone (their notes go to stderr)."""
         from knime_mcp.config import Timeouts
 
         args = self._args
-        tools = [tool for path in args.tools for tool in read_tools_file(path)]
+        tools = [tool for path in args.tools for tool in read_tools_file(path)] + program_file_tools(args.programs)
         auth = api_auth(args)
-        for source in args.openapi:
+        for source in api_sources(args):
             listing = await api_listing(
                 args,
                 _base_url_flag(args),
@@ -190,16 +217,16 @@ class ToolSource:
 def read_tools_file(path: str) -> list[MCPTool]:
     """The tools of a file ``tools`` or ``http-tools`` wrote: JSON (by its ``.json`` suffix), Parquet (``.parquet``)
     or else an Arrow IPC file; a tool whose seal does not fit keeps its server unsealed. A *Timeout (s)* column (a
-    key of the JSON rows) gives its tools their own call timeout, as it does in a tools table in KNIME; a bad value
-    is an error naming the column and the row (counted from 0)."""
+    key of the JSON rows) gives its tools their own call timeout, and *Expected time (s)* and *Cost* their hints, as
+    they do in a tools table in KNIME; a bad value is an error naming the column and the row (counted from 0)."""
     import pyarrow as pa
 
     from knime_mcp.tools.tool import MCPTool
     from knime_mcp.tools.tool_cells import TableReader
-    from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN, with_timeouts
+    from knime_mcp.tools.tool_timeouts import TOOL_COLUMNS, with_tool_columns
 
     suffix = os.path.splitext(path)[1].lower()
-    timeouts: list[Any] | None = None
+    columns: dict[str, list[Any]] = {}
     try:
         if suffix == ".json":
             with open(path, encoding="utf-8") as file:
@@ -208,24 +235,25 @@ def read_tools_file(path: str) -> list[MCPTool]:
                 raise ValueError("it is not a JSON list of tools")
             reader = TableReader(MCPTool.from_fields)
             tools = [reader.tool(row) for row in rows]
-            if any(TIMEOUT_COLUMN in row for row in rows):
-                timeouts = [row.get(TIMEOUT_COLUMN) for row in rows]
+            columns = {
+                name: [row.get(name) for row in rows] for name in TOOL_COLUMNS if any(name in row for row in rows)
+            }
         elif suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            tools, timeouts = _arrow_tools(pq.read_table(path, use_threads=False))  # apache/arrow#34314: docs/nodes.md
+            tools, columns = _arrow_tools(pq.read_table(path, use_threads=False))  # apache/arrow#34314: docs/nodes.md
         else:
             with pa.memory_map(path) as source:
-                tools, timeouts = _arrow_tools(pa.ipc.open_file(source).read_all())
+                tools, columns = _arrow_tools(pa.ipc.open_file(source).read_all())
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ConfigError(f"Cannot read the tools file {path!r}: {exc}", hint=_WRITE_ONE) from exc
-    return tools if timeouts is None else with_timeouts(tools, timeouts, [str(row) for row in range(len(tools))])
+    return with_tool_columns(tools, columns, [str(row) for row in range(len(tools))]) if columns else tools
 
 
-def _arrow_tools(table: pa.Table) -> tuple[list[MCPTool], list[Any] | None]:
-    """The tools of an Arrow tools file's table, and its *Timeout (s)* cells (None without the column)."""
+def _arrow_tools(table: pa.Table) -> tuple[list[MCPTool], dict[str, list[Any]]]:
+    """The tools of an Arrow tools file's table, and the cells of its columns of
+    :data:`~knime_mcp.tools.tool_timeouts.TOOL_COLUMNS` by name."""
     from knime_mcp.tools.arrow import tools_from_arrow
-    from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN
+    from knime_mcp.tools.tool_timeouts import present_columns
 
-    cells = table.column(TIMEOUT_COLUMN).to_pylist() if TIMEOUT_COLUMN in table.column_names else None
-    return tools_from_arrow(table), cells
+    return tools_from_arrow(table), present_columns(table)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from knime_mcp.cli.render import one_line
+from knime_mcp.tools.permissions import GRANT_ADVICE
 
 __all__ = ["CLI_WORDS", "cli_words", "print_notes"]
 
@@ -104,6 +105,7 @@ CLI_WORDS: tuple[tuple[str, str], ...] = (
         "Call the tool again with arguments that match its input schema.",
         "Give --args that fit the tool's input schema, which 'knime-mcp tools --format json' shows.",
     ),
+    (GRANT_ADVICE, "with "),
 )
 """``(the core's phrase, the command line's)``, applied in order."""
 

@@ -1,7 +1,9 @@
-"""Reading an OpenAPI document: from an http(s) URL or a file, as JSON or YAML, OpenAPI 3.0 or 3.1 only.
+"""Reading an API description: from an http(s) URL or a file, as JSON or YAML, an OpenAPI 3.0 or 3.1 document or a
+UTCP manual (told apart by content, as utcp-http does: ``utcp_version`` and ``tools`` make a manual).
 
-Layer: below :mod:`knime_mcp.http.openapi`, which turns the document into tools; this module only fetches and
-parses. A URL that came from data (a flow variable) passes the SSRF guard first, like a server address does.
+Layer: below :mod:`knime_mcp.http.openapi` and :mod:`knime_mcp.http.utcp_manual`, which turn the description into
+tools; this module only fetches and parses. A URL that came from data (a flow variable) passes the SSRF guard first,
+like a server address does.
 
     document = await load_document("https://petstore3.swagger.io/api/v3/openapi.json")
     document.data["openapi"], document.url
@@ -10,7 +12,7 @@ parses. A URL that came from data (a flow variable) passes the SSRF guard first,
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,10 @@ if TYPE_CHECKING:
     from knime_mcp.net.http_pool import HttpPool
     from knime_mcp.net.urlguard import PinnedHost
 
-__all__ = ["MAX_DOCUMENT_BYTES", "SWAGGER_HINT", "OpenApiDocument", "fetch_text", "load_document", "parse_document"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES", "SWAGGER_HINT", "ApiDescription", "OpenApiDocument", "UtcpManual", "fetch_text",
+    "is_utcp_manual", "load_document", "parse_document",
+]  # fmt: skip
 
 MAX_DOCUMENT_BYTES = 10 * 2**20
 """The largest document read by default, from a URL or a file: the largest public API descriptions are a few MB."""
@@ -47,9 +52,31 @@ class OpenApiDocument:
         return str(self.data.get("openapi", ""))
 
 
-def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDocument:
-    """The document in ``text`` (JSON, or YAML, which is a superset of it); a Swagger 2.0 or other non-OpenAPI-3
-    document is a ConfigError naming ``source``."""
+@dataclass(frozen=True)
+class UtcpManual:
+    """A parsed UTCP manual and where it came from (:mod:`knime_mcp.http.utcp_manual` makes its tools)."""
+
+    data: dict[str, Any]
+
+    url: str | None = None
+    """The http(s) URL it was read from, against which relative tool URLs resolve; None for a file."""
+
+    source: str = field(default="", compare=False)
+    """How messages name it: its URL (without a query), or its file path quoted."""
+
+
+def is_utcp_manual(data: object) -> bool:
+    """Whether parsed JSON is a UTCP manual rather than an OpenAPI document, as utcp-http tells them apart."""
+    return isinstance(data, dict) and "utcp_version" in data and "tools" in data
+
+
+ApiDescription = OpenApiDocument | UtcpManual
+"""What an API's description read from a URL or a file is: its tools come from either alike."""
+
+
+def parse_document(text: str, source: str, url: str | None = None) -> ApiDescription:
+    """The document in ``text`` (JSON, or YAML, which is a superset of it): a UTCP manual, or else an OpenAPI 3
+    document; a Swagger 2.0 or other document is a ConfigError naming ``source``."""
     import yaml
 
     try:
@@ -62,6 +89,10 @@ def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDoc
         ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"The OpenAPI document {source} is not a JSON or YAML object.")
+    if is_utcp_manual(data):
+        from knime_mcp.net.urlguard import shown_url
+
+        return UtcpManual(data, url, shown_url(url) if url else source)
     if "swagger" in data:
         raise ConfigError(
             f"The document {source} is Swagger {data['swagger']}, which is not supported; OpenAPI 3.0 and 3.1 are.",
@@ -69,7 +100,7 @@ def parse_document(text: str, source: str, url: str | None = None) -> OpenApiDoc
         )
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
-        what = f"OpenAPI {version}" if version else "not an OpenAPI document (it has no 'openapi' field)"
+        what = f"OpenAPI {version}" if version else _NEITHER
         raise ConfigError(f"The document {source} is {what}; OpenAPI 3.0 and 3.1 are supported.")
     if not isinstance(data.get("paths") or {}, dict):
         raise ConfigError(f"The 'paths' of the OpenAPI document {source} is not an object.")
@@ -84,10 +115,11 @@ async def load_document(
     max_bytes: int = MAX_DOCUMENT_BYTES,
     tls: TlsSettings = DEFAULT_TLS,
     credentials: CredentialLookup | None = None,
-) -> OpenApiDocument:
-    """Read the document at ``source``, an http(s) URL or a file path, of at most ``max_bytes``. ``untrusted_hint``:
-    the source came from data, so only a public http(s) URL is read (checked and pinned by the SSRF guard), never a
-    file. ``tls``: the API's TLS settings, a client key's passphrase read through ``credentials``."""
+) -> ApiDescription:
+    """Read the document or manual at ``source``, an http(s) URL or a file path, of at most ``max_bytes``.
+    ``untrusted_hint``: the source came from data, so only a public http(s) URL is read (checked and pinned by the
+    SSRF guard), never a file. ``tls``: the API's TLS settings, a client key's passphrase read through
+    ``credentials``."""
     source = source.strip()
     if not source:
         raise ConfigError("No OpenAPI document given.", hint="Enter the document's URL or file path.")
@@ -161,9 +193,12 @@ async def fetch_text(
     return 200, content.decode(text_encoding(response), errors="replace")
 
 
+_NEITHER = "neither an OpenAPI document (it has no 'openapi' field) nor a UTCP manual (no 'utcp_version' and 'tools')"
+
+
 def _too_large(source: str, max_bytes: int) -> ConfigError:
     return ConfigError(
-        f"The OpenAPI document {source} is larger than {max_bytes / 2**20:g} MB, the most knime-mcp reads.",
+        f"The API description {source} is larger than {max_bytes / 2**20:g} MB, the most knime-mcp reads.",
         hint="Raise the largest document size (the HTTP Tool Provider's setting, --max-document-mb) if it is "
         "legitimately that large.",
     )

@@ -48,7 +48,10 @@ class DocumentApiKey:
     """Or a ``${VAR}`` reference to it."""
 
     def for_document(self, document: OpenApiDocument) -> AuthRef:
-        name = api_key_scheme(document, self.kind)
+        return self.named(api_key_scheme(document, self.kind))
+
+    def named(self, name: str) -> AuthRef:
+        """The key sent under ``name``, the one its API's description gives."""
         where = {"header": name} if self.kind == "header" else {"parameter": name}
         return AuthRef(kind=self.kind, credential=self.credential, secret=self.secret, **where)
 

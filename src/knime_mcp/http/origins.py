@@ -34,21 +34,27 @@ __all__ = ["judge_servers", "missing_credential_note"]
 
 
 def judge_servers(
-    tools: Sequence[MCPTool], document_url: str | None, *, base_url: str | None = None, credential: bool, seal: bool
+    tools: Sequence[MCPTool],
+    document_url: str | None,
+    *,
+    base_url: str | None = None,
+    credential: bool,
+    seal: bool,
+    described_as: str = "OpenAPI document",
 ) -> tuple[list[MCPTool], list[str]]:
     """The tools that may call where they call, sealed if ``seal`` and on the person's origin, and the notes on the
-    others; ``credential``: the tools carry authentication."""
+    others; ``credential``: the tools carry authentication; ``described_as``: what was read (a "UTCP manual")."""
     own = {origin_of(url) for url in (document_url, base_url) if url}
     kept: list[MCPTool] = []
     foreign: dict[str, list[str]] = {}
-    sealed: dict[str, ServerSpec] = {}
+    sealed: dict[ServerSpec, ServerSpec] = {}
     for tool in tools:
         target = tool.server.target
         if origin_of(target) in own:
             if seal:
-                if target not in sealed:
-                    sealed[target] = seal_spec(tool.server)
-                tool = dataclasses.replace(tool, server=sealed[target])
+                if tool.server not in sealed:  # one spec per server and headers (a UTCP tool's own)
+                    sealed[tool.server] = seal_spec(tool.server)
+                tool = dataclasses.replace(tool, server=sealed[tool.server])
             kept.append(tool)
             continue
         foreign.setdefault(target, []).append(_label(tool))
@@ -58,11 +64,12 @@ def judge_servers(
     if credential and foreign and not kept:
         target = next(iter(foreign))
         raise ConfigError(
-            f"The OpenAPI document, {whose}, sends its requests to {shown_url(target)}; a credential goes only to the "
+            f"The {described_as}, {whose}, sends its requests to {shown_url(target)}; a credential goes only to the "
             "origin a document was read from or to a Base URL you set.",
             hint=f"Set Base URL to {shown_url(target)} if that server should get the credential.",
         )
-    notes = [_note(target, labels, whose, credential) for target, labels in foreign.items()]
+    noun = described_as.rpartition(" ")[2]
+    notes = [_note(target, labels, f"the {noun} ({whose})", credential) for target, labels in foreign.items()]
     return kept, notes
 
 
@@ -70,11 +77,11 @@ def _note(target: str, labels: list[str], whose: str, credential: bool) -> str:
     shown = shown_url(target)
     if credential:
         return (
-            f"Left out {_operations(labels)}: the document ({whose}) sends them to {shown}, and a credential goes only "
+            f"Left out {_operations(labels)}: {whose} sends them to {shown}, and a credential goes only "
             f"to the document's own origin or to a Base URL you set (set it to {shown} to call them there)."
         )
     return (
-        f"The tools of {_operations(labels)} call {shown}, a server the document ({whose}) names: they count as data, "
+        f"The tools of {_operations(labels)} call {shown}, a server {whose} names: they count as data, "
         f"so agent and caller nodes call it only at a public address; set Base URL to {shown} to trust it."
     )
 

@@ -40,10 +40,11 @@ def chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def http_failure(exc: BaseException) -> tuple[int, Mapping[str, str]] | None:
-    """The HTTP status and headers of the response behind ``exc``, if an HTTP answer caused it."""
+    """The HTTP status and headers of the response behind ``exc``, if an HTTP answer caused it: an httpx response
+    (``status_code``) or an aiohttp one (``status``), which google-genai uses whenever aiohttp is installed."""
     for error in chain(exc):
         response: Any = getattr(error, "response", None)
-        status = getattr(response, "status_code", None)
+        status = getattr(response, "status_code", None) or getattr(response, "status", None)
         if isinstance(status, int) and status >= 400:
             return status, response.headers
     return None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import mcp_types
 
     from knime_mcp.tools.http_operation import HttpOperation
+    from knime_mcp.tools.program_call import ProgramCall
 
 __all__ = ["ToolAnnotations", "compact_json", "policy_facts"]
 
@@ -97,15 +98,18 @@ def _or(value: bool | None, default: bool) -> bool:
 
 
 def policy_facts(
-    name: str, tool_name: str, annotations: ToolAnnotations, task_support: str, http: HttpOperation | None = None
-) -> str:
+    name: str, tool_name: str, annotations: ToolAnnotations, task_support: str, http: HttpOperation | None = None,
+    program: ProgramCall | None = None,
+) -> str:  # fmt: skip
     """The fields of a tool that decide whether it may be called, as JSON: what a table's seal covers besides the
-    server, so that editing a sealed tool's name, annotations or HTTP request (a GET made a DELETE) cannot get it
-    past the destructive-tool block."""
+    server, so that editing a sealed tool's name, annotations, HTTP request (a GET made a DELETE) or program
+    arguments cannot get it past the destructive-tool block or run something else."""
     head = f"[{_quote(name)},{_quote(tool_name)},{annotations.hints_json},{_quote(task_support)}"
-    if http is None:
-        return head + "]"
-    return f"{head},{json.dumps(http.to_dict(), separators=(',', ':'))}]"
+    if http is not None:
+        return f"{head},{json.dumps(http.to_dict(), separators=(',', ':'))}]"
+    if program is not None:
+        return f"{head},{json.dumps({'program': program.to_dict()}, separators=(',', ':'))}]"
+    return head + "]"
 
 
 def compact_json(value: Any) -> str:

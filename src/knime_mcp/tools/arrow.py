@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from knime_mcp.tools.annotations import compact_json
 from knime_mcp.tools.arrow_extension import MCPToolArray, MCPToolScalar, MCPToolType, register_mcp_tool_type
+from knime_mcp.tools.permissions import needed_permissions
 from knime_mcp.tools.table_layout import (
     BOOL_COLUMNS,
     COLUMN_KINDS,
@@ -122,13 +124,14 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
         hints = tool.annotations
         # The Tags column follows from the server, the tool's own tags and its hints, which the tools of a listing
         # share: worked out once per distinct combination, not per tool.
-        tags_key = (tool.server.name, tool.http is None, tool.tags, hints)
+        tags_key = (tool.server.name, tool.kind, tool.tags, hints)
         if (tags := tags_of.get(tags_key)) is None:
             tags = tags_of[tags_key] = all_tags(tool)
         readable = (
             tool.name, tool.title, tool.description, texts[0], texts[2],
             hints.read_only, hints.destructive, hints.idempotent, hints.open_world,
             tool.server.display_name, "\n".join(tool.notes), tool.tool_id, tool.kind_label, tags, tool.app_uri,
+            needed_permissions(tool),
         )  # fmt: skip
         if cells:
             rows.append((*readable, tool_cell(tool, texts, server, seal)))
@@ -137,6 +140,7 @@ def _encode(tools: Iterable[MCPTool], *, cells: bool) -> dict[str, list[Any]]:
                 (
                     *readable, tool.tool_name, texts[1], server, tool.notes, hints.annotated,
                     tool.task_support, seal, texts[3], tool.tags, tool.app_only,
+                    None if tool.program is None else compact_json(tool.program.to_dict()),
                 )
             )  # fmt: skip
     keys = (*_READABLE, *(("cell",) if cells else _STRUCT_ONLY))

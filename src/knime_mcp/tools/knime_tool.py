@@ -50,8 +50,9 @@ class KnimeToolFields:
 def _left_out(tool: MCPTool) -> str | None:
     """Why KNIME's Tool type cannot carry ``tool``, in words; None when it can."""
     server, auth = tool.server, tool.server.auth
-    if tool.http is not None:
-        return "an HTTP tool: KNIME's Tool type describes MCP servers only"
+    if tool.kind != "mcp":
+        kind = "an HTTP" if tool.http is not None else "a program"
+        return f"{kind} tool: KNIME's Tool type describes MCP servers only"
     if not server.is_url or server.transport == "stdio":
         return "a stdio server"
     if server.transport == "sse":
@@ -130,5 +131,5 @@ def tool_from_knime(cell: KnimeToolFields) -> MCPTool:
 def mcp_tools_of_knime(cells: Iterable[KnimeToolFields], listed: Iterable[MCPTool]) -> list[MCPTool]:
     """The MCP tools of KNIME Tool cells that the table's MCP Tool cells do not already give (the providers write
     both for each tool: the MCP Tool cell, sealed and with annotations, wins)."""
-    known = {(tool.tool_name, tool.server.target) for tool in listed if tool.http is None}
+    known = {(tool.tool_name, tool.server.target) for tool in listed if tool.kind == "mcp"}
     return [tool_from_knime(cell) for cell in cells if (cell.name, cell.server_uri) not in known]

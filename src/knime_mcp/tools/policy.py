@@ -15,6 +15,9 @@ default it is allowed and named in :attr:`ToolOffer.unannotated`, and ``unannota
 
 ``tags`` selects tools by their tags (:mod:`knime_mcp.tools.tags`): a tool carrying none of them is neither offered
 nor called, like one the allow-list leaves out, but without a warning line each: the person chose the tags.
+
+``granted`` is the *Granted permissions* (:mod:`knime_mcp.tools.permissions`): a tool needing any other is neither
+offered nor called, and its reason names each permission missing; by default every permission is granted.
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ from typing import Literal, get_args
 from knime_mcp.config import ServerSpec
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.names import compile_name_pattern
+from knime_mcp.tools.permissions import (
+    ALL_PERMISSIONS,
+    Permission,
+    missing_permissions,
+    parse_permissions,
+    permission_refusal,
+)
 from knime_mcp.tools.tags import carries_any, parse_tags, unique_tags
 from knime_mcp.tools.tool import MCPTool
 
@@ -66,6 +76,9 @@ class ToolPolicy:
     """When set, a tool may be called only if it carries any of these tags (ignoring case): its own, or
     ``read-only`` / ``destructive`` from its annotations."""
 
+    granted: tuple[Permission, ...] = ALL_PERMISSIONS
+    """The permissions a tool may need (:mod:`knime_mcp.tools.permissions`); any other keeps it from being called."""
+
     _allow: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _deny: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
@@ -79,6 +92,14 @@ class ToolPolicy:
         object.__setattr__(self, "_deny", _ignoring_case(compile_name_pattern(self.deny, "tool deny-list")))
         tags = parse_tags(self.tags) if isinstance(self.tags, str) else unique_tags(self.tags)  # "a, b" too
         object.__setattr__(self, "tags", tags)
+        granted = (self.granted,) if isinstance(self.granted, str) else self.granted  # "network, files" too
+        object.__setattr__(self, "granted", parse_permissions(granted))
+
+    @classmethod
+    def granting(cls, granted: Iterable[str]) -> ToolPolicy:
+        """No rule but the *Granted permissions*: the Tool Caller's and the command line's ``call``, which call the
+        tool a person picked, whatever its name or annotations."""
+        return cls(destructive="allow", granted=tuple(granted))
 
     def check(self, tool: MCPTool) -> str | None:
         """Why ``tool`` must not be called, in words for the model; ``None`` when it may be called.
@@ -87,6 +108,8 @@ class ToolPolicy:
         """
         if (listed := self.check_names(tool.name, tool.tool_name)) is not None:
             return listed
+        if missing := self.missing(tool):
+            return permission_refusal(f"tool {tool.name!r}", missing)
         if not carries_any(tool, self.tags):
             return (
                 f"tool {tool.name!r} carries none of the tags the tool policy selects ({', '.join(self.tags)}); "
@@ -109,6 +132,10 @@ class ToolPolicy:
                 "ask the workflow builder to allow unannotated or destructive tools"
             )
         return None
+
+    def missing(self, tool: MCPTool) -> tuple[Permission, ...]:
+        """The permissions ``tool`` needs that the policy does not grant; none when it grants every one."""
+        return () if self.granted == ALL_PERMISSIONS else missing_permissions(tool, self.granted)
 
     def check_names(self, name: str, *aliases: str) -> str | None:
         """Why a tool named ``name`` (or any of its ``aliases``) must not be called by the allow-list and the
@@ -146,7 +173,12 @@ class ToolPolicy:
 
         offered, left_out, untagged = self._judged(tools, said)
         left_out += self._untagged_note(untagged, offered)
-        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered))
+        withheld = {
+            tool.name: reason
+            for tool in tools
+            if self.missing(tool) and (reason := self.check(tool)) is not None and carries_any(tool, self.tags)
+        }
+        return ToolOffer(tools=offered, left_out=left_out, unannotated=self.unannotated(offered), withheld=withheld)
 
     def _judged(
         self, tools: Iterable[MCPTool], said: Callable[[MCPTool, str], str]
@@ -203,6 +235,10 @@ class ToolOffer:
 
     unannotated: list[str]
     """Offered tools whose server gave no behaviour hints, so the destructive-tool rule could not judge them."""
+
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Why each tool left out for a permission not granted may not be called, by its name: a model that calls
+    one by name anyway is told so, rather than that no such tool exists."""
 
     @property
     def warnings(self) -> list[str]:

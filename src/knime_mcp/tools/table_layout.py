@@ -40,6 +40,7 @@ STORAGE = pa.struct(
         pa.field("tags", pa.list_(pa.string())),
         pa.field("app_uri", pa.string()),
         pa.field("app_only", pa.bool_()),
+        pa.field("program", pa.string()),
     ]
 )
 """The struct behind the extension type: schemas and the server as JSON text, so any reader can take them."""
@@ -63,12 +64,13 @@ FLAT: tuple[tuple[str, str], ...] = (
     ("Kind", "kind_label"),
     ("Tags", "all_tags"),
     ("App", "app_uri"),
+    ("Permissions", "permissions"),
 )
 """The readable columns after "MCP Tool": (column name, key of the encoded lists). The tool id, kind and tags came
-last (0.5.0), then the app (the ``ui://`` URI of the tool's MCP App), so that the columns of earlier tables keep
-their places."""
+last (0.5.0), then the app (the ``ui://`` URI of the tool's MCP App) and the permissions the tool needs
+(:mod:`knime_mcp.tools.permissions`), so that the columns of earlier tables keep their places."""
 
-LIST_KEYS = frozenset({"all_tags"})
+LIST_KEYS = frozenset({"all_tags", "permissions"})
 """The readable columns' keys that hold lists of text."""
 
 COLUMNS: tuple[str, ...] = (TOOL_COLUMN, *(column for column, _ in FLAT))

@@ -17,6 +17,7 @@ from pydantic_core import from_json
 
 from knime_mcp.errors import ConfigError
 from knime_mcp.tools.http_operation import HttpOperation
+from knime_mcp.tools.program_call import ProgramCall
 from knime_mcp.tools.table_layout import EXTENSION_NAME, STORAGE, TOOL_COLUMN
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
 from knime_mcp.tools.tool_cells import TableReader, TableServer, table_tags
@@ -109,7 +110,7 @@ def _with_later_fields(stored: dict[str, list[Any]], rows: int, *, seal: bool = 
     """``stored`` with the fields a table written before they existed lacks: its tools keep their hints' face value,
     run without tasks and have no tags or apps; without a tool's seal they count as data (as a lone cell does)."""
     stored.setdefault("annotated", [True] * rows)
-    for name in ("task_support", "seal", "http", "tags", "app_uri", "app_only"):
+    for name in ("task_support", "seal", "http", "tags", "app_uri", "app_only", "program"):
         stored.setdefault(name, [None] * rows)
     if not seal:
         stored["seal"] = [None] * rows
@@ -160,7 +161,7 @@ class _RowDecoder:
         self, name: Any, tool_name: Any, title: Any, description: Any, input_text: str, parameter_text: str,
         output_text: str | None, read_only: Any, destructive: Any, idempotent: Any, open_world: Any, server: str,
         notes: Any, annotated: Any, task_support: Any, seal: Any, http_text: str | None, tags: Any, app_uri: Any,
-        app_only: Any,
+        app_only: Any, program_text: str | None,
     ) -> MCPTool:  # fmt: skip
         flags = (read_only, destructive, idempotent, open_world, annotated is not False)
         hints = self._annotations.get(flags) or self._hints(flags)
@@ -169,6 +170,7 @@ class _RowDecoder:
         servers = self._server[1]
         task_support = task_support or "forbidden"
         http = None if http_text is None else HttpOperation.from_dict(from_json(http_text))
+        program = None if program_text is None else ProgramCall.from_dict(from_json(program_text))
         input_schema = from_json(input_text)
         return MCPTool.from_fields(
             {
@@ -180,10 +182,11 @@ class _RowDecoder:
                 "parameter_schema": input_schema if parameter_text == input_text else from_json(parameter_text),
                 "output_schema": None if output_text is None else from_json(output_text),
                 "annotations": hints,
-                "server": self._reader.fitting(servers, name, tool_name, hints, task_support, http, seal),
+                "server": self._reader.fitting(servers, name, tool_name, hints, task_support, http, seal, program),
                 "notes": tuple(notes),
                 "task_support": task_support,
                 "http": http,
+                "program": program,
                 "tags": table_tags(tags),
                 "app_uri": app_uri,
                 "app_only": app_only or False,

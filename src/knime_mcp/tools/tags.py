@@ -70,7 +70,7 @@ def all_tags(tool: MCPTool) -> tuple[str, ...]:
     configuration's key, so tools listed anywhere from a configuration, and tools a server adds during a run, carry
     it), the tool's own tags, then its hints'. Only the annotations give ``read-only`` and ``destructive``: a table
     edited elsewhere cannot pass a destructive tool off as read-only to a selection by tag."""
-    key = tool.server.name if tool.http is None and tool.server.name else ""
+    key = tool.server.name if tool.kind == "mcp" and tool.server.name else ""
     return unique_tags(_given((key, *tool.tags)) + hint_tags(tool.annotations))
 
 

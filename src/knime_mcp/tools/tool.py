@@ -7,7 +7,7 @@ server's own name, used for the call. SDK models never travel further than :meth
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import mcp_types
 from pydantic_core import from_json
@@ -18,8 +18,12 @@ from knime_mcp.seal import tool_sealer
 from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
 from knime_mcp.tools.app_link import app_link
 from knime_mcp.tools.http_operation import HttpOperation
+from knime_mcp.tools.program_call import ProgramCall
 from knime_mcp.tools.tool_cells import CELL_FORMAT, TableReader, ToolWriter, server_to_table
 from knime_mcp.tools.tool_ids import server_address, tool_id
+
+if TYPE_CHECKING:
+    from knime_mcp.tools.tool_hints import ToolHints
 
 __all__ = [
     "KIND_LABELS",
@@ -35,7 +39,7 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 
 _TASK_SUPPORTS = frozenset(get_args(TaskSupport))
 
-KIND_LABELS = {"mcp": "MCP", "http": "HTTP", "workflow": "workflow"}
+KIND_LABELS = {"mcp": "MCP", "http": "HTTP", "program": "Program", "workflow": "workflow"}
 """How a tools table's *Kind* column and the tool-call log name a tool's kind (:attr:`MCPTool.kind`; ``workflow``
 for KNIME's workflow tools)."""
 
@@ -76,6 +80,10 @@ class MCPTool:
     http: HttpOperation | None = None
     """For an HTTP tool (:mod:`knime_mcp.http`), the request a call makes to ``server``; None for an MCP tool."""
 
+    program: ProgramCall | None = None
+    """For a program tool (:mod:`knime_mcp.programs`), the arguments after the program, which ``server`` names with
+    its working folder and environment; None for an MCP or HTTP tool."""
+
     tags: tuple[str, ...] = ()
     """The tags a provider gave the tool (its server's key, a person's tags for the server), by which the agents
     and the Tool Caller select tools (:mod:`knime_mcp.tools.tags`); not covered by the table's seal."""
@@ -93,6 +101,11 @@ class MCPTool:
     """Seconds a call of this tool may take, from a person's *Timeout (s)* column beside the tools table's MCP Tool
     column (:mod:`knime_mcp.tools.tool_timeouts`); None: the node's own call timeout. Not in the tool's cell, so not
     covered by the seal: it bounds how long a call may take (at most a day), never whether it may run."""
+
+    hints: ToolHints | None = None
+    """A person's *Expected time (s)* and *Cost* for the tool, from columns beside the MCP Tool column
+    (:mod:`knime_mcp.tools.tool_timeouts`), which the agents tell the model when asked to; None without them. Not in
+    the tool's cell, so not covered by the seal: a hint decides nothing about whether a call may run."""
 
     def __post_init__(self) -> None:
         """A tool read from a table may hold anything; what is wrong is named now, not as a TypeError in a run."""
@@ -155,27 +168,30 @@ class MCPTool:
     @property
     def policy_facts(self) -> str:
         """What the tool policy and the task check read, as a table's seal covers it (:func:`policy_facts`)."""
-        return policy_facts(self.name, self.tool_name, self.annotations, self.task_support, self.http)
+        return policy_facts(self.name, self.tool_name, self.annotations, self.task_support, self.http, self.program)
 
     @property
     def kind(self) -> str:
-        """``mcp``, or ``http`` for an HTTP tool: the tool-call log's kind column."""
-        return "mcp" if self.http is None else "http"
+        """``mcp``, ``http`` for an HTTP tool or ``program`` for a program tool: the tool-call log's kind column."""
+        return "http" if self.http is not None else "program" if self.program is not None else "mcp"
 
     @property
     def kind_label(self) -> str:
-        """The tools table's *Kind*: ``MCP`` or ``HTTP``."""
+        """The tools table's *Kind*: ``MCP``, ``HTTP`` or ``Program``."""
         return KIND_LABELS[self.kind]
 
     @property
     def tool_id(self) -> str:
         """The same for the same tool of the same server in every listing, process and machine
         (:mod:`knime_mcp.tools.tool_ids`): ``mcp-`` and a hash of the server's address and the server's own name for
-        the tool, or ``http-`` and a hash of the API's base URL, the method and the path."""
+        the tool, ``http-`` and a hash of the API's base URL, the method and the path, or ``program-`` and a hash of
+        the program and its argument template."""
         address = server_address(self.server.target)
-        if self.http is None:
-            return tool_id(address, "mcp", [self.tool_name])
-        return tool_id(address, "http", [self.http.method, self.http.path])
+        if self.http is not None:
+            return tool_id(address, "http", [self.http.method, self.http.path])
+        if self.program is not None:
+            return tool_id(address, "program", list(self.program.args))
+        return tool_id(address, "mcp", [self.tool_name])
 
     @property
     def task_required(self) -> bool:
@@ -203,6 +219,7 @@ class MCPTool:
                 "server": server,
                 "task_support": task_support,
                 "http": None,
+                "program": None,
                 "tags": (),
                 "notes": () if app.note is None else (app.note,),
                 "app_uri": app.uri,
@@ -229,6 +246,7 @@ class MCPTool:
             "notes": list(self.notes),
             "task_support": self.task_support,
             **({"http": self.http.to_dict()} if self.http is not None else {}),
+            **({"program": self.program.to_dict()} if self.program is not None else {}),
             **({"tags": list(self.tags)} if self.tags else {}),
             **({"app_uri": self.app_uri} if self.app_uri is not None else {}),
             **({"app_only": True} if self.app_only else {}),

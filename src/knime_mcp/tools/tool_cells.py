@@ -20,6 +20,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.seal import seal_spec, tool_seal_checker, tool_sealer
 from knime_mcp.tools.annotations import ToolAnnotations, compact_json, policy_facts
 from knime_mcp.tools.http_operation import HttpOperation
+from knime_mcp.tools.program_call import ProgramCall
 
 __all__ = [
     "CELL_FORMAT",
@@ -52,6 +53,7 @@ class CellTool(Protocol):
     notes: tuple[str, ...]
     task_support: str
     http: HttpOperation | None
+    program: ProgramCall | None
     tags: tuple[str, ...]
     app_uri: str | None
     app_only: bool
@@ -107,13 +109,13 @@ class TableReader(Generic[ToolT]):
     @staticmethod
     def fitting(
         server: TableServer, name: Any, tool_name: Any, hints: ToolAnnotations, task_support: Any,
-        http: HttpOperation | None, seal: object,
+        http: HttpOperation | None, seal: object, program: ProgramCall | None = None,
     ) -> ServerSpec:  # fmt: skip
         """The sealed server if the tool's seal fits, else the unsealed one. Checked before the tool is made, so that
         a sealed tool is made once; a name that is not text cannot fit, and the tool's constructor names it."""
         if not (isinstance(name, str) and isinstance(tool_name, str) and isinstance(task_support, str)):
             return server.unsealed
-        fits = server.fits(policy_facts(name, tool_name, hints, task_support, http), seal)
+        fits = server.fits(policy_facts(name, tool_name, hints, task_support, http, program), seal)
         return server.sealed if fits else server.unsealed
 
     def annotations(self, data: Mapping[str, Any]) -> ToolAnnotations:
@@ -190,6 +192,7 @@ class TableReader(Generic[ToolT]):
         input_schema = data.get("input_schema") or {}
         task_support = data.get("task_support") or "forbidden"
         http = None if data.get("http") is None else HttpOperation.from_dict(data["http"])
+        program = None if data.get("program") is None else ProgramCall.from_dict(data["program"])
         seal = data.get("seal")
         tool = self._make(
             {
@@ -201,10 +204,11 @@ class TableReader(Generic[ToolT]):
                 "parameter_schema": data.get("parameter_schema", input_schema) or {},
                 "output_schema": data.get("output_schema"),
                 "annotations": hints,
-                "server": self.fitting(server, name, tool_name, hints, task_support, http, seal),
+                "server": self.fitting(server, name, tool_name, hints, task_support, http, seal, program),
                 "notes": tuple(data.get("notes") or ()),
                 "task_support": task_support,
                 "http": http,
+                "program": program,
                 "tags": table_tags(data.get("tags")),
                 "app_uri": data.get("app_uri"),
                 "app_only": data.get("app_only") or False,
@@ -220,9 +224,11 @@ CELL_FORMAT = 2
 what the rows of a table share (hints, server), with no parameter schema where it is the input schema. 0.5.0 wrote
 no ``cell_format`` (format 1: the hints and server in the middle); both read, and a later format is refused.
 
-Optional fields of the tool's own (``http``, ``tags``, ``app_uri``, ``app_only``) are written only when set and read
-as absent otherwise, so adding one keeps the format: a cell written before it reads as a tool without it, and a
-knime-mcp that does not know it reads the cell without it (as the app fields, added to format 2 for MCP Apps)."""
+Optional fields of the tool's own (``http``, ``program``, ``tags``, ``app_uri``, ``app_only``) are written only when
+set and read as absent otherwise, so adding one keeps the format: a cell written before it reads as a tool without it,
+and a knime-mcp that does not know it reads the cell without it (as the app fields, added to format 2 for MCP Apps;
+``program`` for program tools: such a knime-mcp reads it as an MCP tool of a stdio server, whose seal, covering the
+program's arguments, does not fit, so it never runs)."""
 
 _FORMAT_HEAD = f'{{"cell_format":{CELL_FORMAT},'
 _HINTS = ',"annotations":'
@@ -268,6 +274,7 @@ def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], se
     parameters = "" if parameter_text == input_text else f',"parameter_schema":{parameter_text}'
     notes = compact_json(list(tool.notes)) if tool.notes else "[]"
     http = "" if http_text is None else f',"http":{http_text}'
+    program = "" if tool.program is None else f',"program":{compact_json(tool.program.to_dict())}'
     tags = f',"tags":{compact_json(list(tool.tags))}' if tool.tags else ""
     app = "" if tool.app_uri is None else f',"app_uri":{_quote(tool.app_uri)}'
     app_only = ',"app_only":true' if tool.app_only else ""
@@ -275,7 +282,7 @@ def tool_cell(tool: CellTool, texts: tuple[str, str, str | None, str | None], se
         f'{_FORMAT_HEAD}"name":{_quote(tool.name)},"tool_name":{_quote(tool.tool_name)},"title":{title},'
         f'"description":{_quote(tool.description)},"input_schema":{input_text}{parameters},'
         f'"output_schema":{output_text or "null"},"notes":{notes},"task_support":{_quote(tool.task_support)}'
-        f'{http}{tags}{app}{app_only},"seal":{"null" if seal is None else _quote(seal)}'
+        f'{http}{program}{tags}{app}{app_only},"seal":{"null" if seal is None else _quote(seal)}'
         f'{_HINTS}{tool.annotations.cell_json},"server":{server}}}'
     )
 

@@ -37,12 +37,14 @@ from nodes.parameters.agent import (
     sampling_max_tokens_parameter,
     sampling_parameter,
     server_instructions_parameter,
+    skill_scripts_parameter,
     skills_parameter,
     system_message_parameter,
     tool_budget_bytes_parameter,
     tool_budget_parameter,
     tool_columns,
     tool_errors_parameter,
+    tool_hints_parameter,
     workflow_column_parameter,
 )
 from nodes.parameters.agent_options import ErrorOptions
@@ -57,6 +59,7 @@ from nodes.parameters.team_seal import team_seal_key_parameter
 from nodes.parameters.tool_policy import (
     DestructiveOptions,
     destructive_parameter,
+    granted_permissions_parameter,
     tasks_parameter,
     trust_servers_parameter,
     unannotated_parameter,
@@ -149,6 +152,7 @@ class AgentChat:
     only_tagged = only_tagged_parameter()
     destructive = destructive_parameter(DestructiveOptions.BLOCK)
     unannotated_destructive = unannotated_parameter()
+    granted_permissions = granted_permissions_parameter()
     trust_all_servers = trust_servers_parameter()
     sampling = sampling_parameter()
     sampling_max_tokens = sampling_max_tokens_parameter(sampling)
@@ -158,9 +162,11 @@ class AgentChat:
     tasks = tasks_parameter()
     server_instructions = server_instructions_parameter()
     skills = skills_parameter()
+    skill_scripts = skill_scripts_parameter()
     tool_budget = tool_budget_parameter()
     tool_budget_bytes = tool_budget_bytes_parameter()
     pinned_tools = pinned_tools_parameter()
+    tool_hints = tool_hints_parameter()
     ask_destructive = ask_destructive_parameter()
     ask_unannotated = ask_unannotated_parameter()
     ask_pattern = ask_pattern_parameter()

@@ -17,7 +17,8 @@ from knime_mcp.errors import ConfigError
 from nodes.knime_io.credentials import SignInNotice, credential_lookup, forget_sign_in
 from nodes.knime_io.warnings import warn_if_insecure
 from nodes.parameters.auth import AuthSettings
-from nodes.parameters.server import ServerSettings, server_spec, untrusted_address_hint, untrusted_hint
+from nodes.parameters.catalog import CatalogOptions, CatalogSettings, catalog_hint, catalog_spec
+from nodes.parameters.server import TRUST_SERVER, ServerSettings, server_spec, untrusted_address_hint, untrusted_hint
 from nodes.parameters.timeouts import TimeoutSettings, timeout_limits
 from nodes.parameters.tls import TlsGroup, tls_settings
 
@@ -30,10 +31,15 @@ def server_connection(
     auth: AuthSettings,
     timeouts: TimeoutSettings,
     logger: logging.Logger,
+    catalog: CatalogSettings | None = None,
 ) -> tuple[ServerSpec, dict[str, Any]]:
     """The server's spec, and the keywords a core run takes to reach it as a person chose it: the workflow's
     credentials, the sign-in handling (forgetting a stored sign-in first for *Sign in again*), cancel and progress
-    through :class:`SignInNotice`, and the hint for an address that came from a flow variable. Raises ConfigError."""
+    through :class:`SignInNotice`, and the hint for an address that came from a flow variable. ``catalog``: the
+    Tool Provider's *Server from the catalog*, which, when chosen, gives the server. Raises ConfigError."""
+    chosen = None if catalog is None else catalog_spec(catalog, server, auth, timeouts, fetch=True)
+    if chosen is not None and catalog is not None:
+        return chosen, _connection(ctx, [chosen], auth, catalog_hint(ctx, catalog, server), logger)
     spec = server_spec(server, auth, timeouts)
     return spec, _connection(ctx, [spec], auth, untrusted_address_hint(ctx, server), logger)
 
@@ -85,7 +91,7 @@ def _pasted_hint(ctx: knext.ConfigurationContext, text: str, server: ServerSetti
     it; None for one a person pasted."""
     return untrusted_hint(
         ctx, (text,), trusted=server.trust_flow_variable, subject="The pasted configuration",
-        switch="Trust a server address from a flow variable",
+        switch=TRUST_SERVER,
     )  # fmt: skip
 
 
@@ -130,11 +136,14 @@ def check_servers(
     server: ServerSettings,
     auth: AuthSettings,
     timeouts: TimeoutSettings,
+    catalog: CatalogSettings | None = None,
 ) -> None:
     """The configure-time check of the server settings or the pasted configuration (its servers ``key`` picks, see
-    :func:`pasted_servers`), without connecting: raises ConfigError. The node's warning names the KNIME credentials
-    a pasted configuration's inputs send."""
-    if pasted.strip():
+    :func:`pasted_servers`), or of the *Server from the catalog*, without connecting: raises ConfigError. The node's
+    warning names the KNIME credentials a pasted configuration's inputs send."""
+    if catalog is not None and catalog.source != CatalogOptions.NONE.name:
+        catalog_spec(catalog, server, auth, timeouts, fetch=False)
+    elif pasted.strip():
         specs = pasted_servers(pasted, timeouts, server.tls, key)
         if warning := _credentials_used(dict(specs), _pasted_hint(ctx, pasted, server)):
             ctx.set_warning(warning)

@@ -43,17 +43,16 @@ class TableTools:
 
 def table_tools(table: knext.Table, mcp_column: str | None, tool_column: str | None) -> TableTools:
     """The tools of ``table``'s MCP Tool column ``mcp_column`` and KNIME tool column ``tool_column`` (either may be
-    None), the MCP Tool column's with a person's *Timeout (s)* column where the table has one; the table's other
-    columns stay unread."""
+    None), the MCP Tool column's with a person's *Timeout (s)*, *Expected time (s)* and *Cost* columns where the table
+    has them; the table's other columns stay unread."""
     from knime_mcp.tools.arrow import tools_from_frame
     from knime_mcp.tools.knime_tool import mcp_tools_of_knime
-    from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN, with_timeouts
+    from knime_mcp.tools.tool_timeouts import present_columns, with_tool_columns
 
     arrow = read_pyarrow(table)
     listed = tools_from_frame(_frame(arrow, mcp_column), mcp_column) if mcp_column else []
-    if listed and TIMEOUT_COLUMN in arrow.column_names:
-        labels = [str(label) for label in arrow.column(0).to_pylist()]
-        listed = with_timeouts(listed, arrow.column(TIMEOUT_COLUMN).to_pylist(), labels)
+    if listed and (columns := present_columns(arrow)):
+        listed = with_tool_columns(listed, columns, [str(label) for label in arrow.column(0).to_pylist()])
     cells = _cells(arrow, tool_column)
     knime_mcp = mcp_tools_of_knime([_fields(cell) for cell in cells if _is_mcp(cell)], listed)
     return TableTools([*listed, *knime_mcp], [cell for cell in cells if not _is_mcp(cell)])

@@ -13,6 +13,7 @@ from knime_mcp.agent.loop import DEFAULT_ITERATION_LIMIT, DEFAULT_MAX_CONCURRENC
 from knime_mcp.agent.server_guidance import MAX_INSTRUCTION_BYTES
 from knime_mcp.config import SamplingLimits, ServerRequestPolicy
 from knime_mcp.errors import ConfigError
+from knime_mcp.tools.tool_hints import MAX_COST_CHARS
 from knime_mcp.tools.truncate import DEFAULT_LIMIT_BYTES, MIN_LIMIT_BYTES
 from nodes.parameters.agent_options import ErrorOptions, LimitOptions, ToolErrorOptions
 from nodes.parameters.approval import approval_policy
@@ -26,8 +27,9 @@ __all__ = [
     "output_cap_parameter",
     "resources_parameter", "sampling_max_prompt_bytes_parameter", "sampling_max_requests_parameter",
     "pinned_tools_parameter", "sampling_max_tokens_parameter", "sampling_parameter", "system_message_parameter",
-    "server_instructions_parameter", "skills_parameter",
-    "tool_budget_bytes_parameter", "tool_budget_parameter", "tool_errors_parameter", "workflow_column_parameter",
+    "server_instructions_parameter", "skill_scripts_parameter", "skills_parameter",
+    "tool_budget_bytes_parameter", "tool_budget_parameter", "tool_errors_parameter", "tool_hints_parameter",
+    "workflow_column_parameter",
 ]  # fmt: skip
 
 DEFAULT_SAMPLING = SamplingLimits()
@@ -237,9 +239,29 @@ def skills_parameter() -> knext.StringParameter:
         "its front matter and instructions below, and may hold other files. The model is told each skill's name and "
         "description, and when it chooses a skill it reads its instructions and files with two tools of the agent's "
         "own, load_skill and read_skill_file (logged with the kind 'skill'; the allow-list and the deny-list apply "
-        "to these names). They only read text files inside the skill's own folder; nothing in a skill is run, and "
-        "the model is told so. Subfolders that break the format are left out with a warning. Empty: no skills.",
+        "to these names). They only read text files inside the skill's own folder; nothing in a skill is run unless "
+        "'Run skill scripts' is on, and the model is told so. Subfolders that break the format are left out with a "
+        "warning. Empty: no skills.",
         "",
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
+def skill_scripts_parameter() -> knext.BoolParameter:
+    return knext.BoolParameter(
+        "Run skill scripts",
+        "Let the model run the scripts of the skills in the Skills folder, through a third tool, run_skill_script "
+        "(logged with the kind 'skill'; the allow-list, the deny-list and the approval settings apply to it as to a "
+        "tool without annotations, and it needs the Files and Processes permissions of 'Granted permissions'): a "
+        "file inside a skill's own folder (never one a link "
+        "or .. leads out of it to), run in that folder without a shell, with the arguments the model gives, one "
+        "each: .py files with KNIME's Python, .sh with bash, .js with node, any other file only if it is "
+        "executable. It gets only PATH, HOME, LANG, LC_ALL and TMPDIR of KNIME's environment, and is stopped with "
+        "every process it started after 60 s or when the node is cancelled; what it writes is the tool's result, "
+        "and a failing script is a tool error. A skills folder's scripts run with your rights on this machine: "
+        "switch this on only for skills you trust. Off: no script runs, and the model is told so.",
+        False,
         since_version="0.5.0",
         is_advanced=True,
     )
@@ -286,6 +308,20 @@ def pinned_tools_parameter() -> knext.StringParameter:
     )
 
 
+def tool_hints_parameter() -> knext.BoolParameter:
+    return knext.BoolParameter(
+        "Tell the model each tool's hints",
+        "End each tool's description with the hints set in the tools table: its 'Expected time (s)' (a number of "
+        "seconds) and its 'Cost' (a number or a short text such as '0.02 USD per call'), columns added beside the "
+        "MCP Tool column (e.g. with a Table Creator joined on the tool names, or a Column Expressions node), in one "
+        "short sentence, so the model can prefer the faster or cheaper tool. A cost is cut to "
+        f"{MAX_COST_CHARS} characters on one line. Off: the model is not told them.",
+        False,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
 def agent_config(node: Any, *, errors: str | None = None, elicitation: str | None = None) -> AgentConfig:
     """The core's configuration from ``node``'s agent settings; ``errors`` and ``elicitation`` (option names)
     stand in for settings a node does not have."""
@@ -304,6 +340,7 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
             node.destructive,
             unannotated_destructive=node.unannotated_destructive,
             tags=node.only_tagged,
+            granted=node.granted_permissions,
         ),
         trust_all_servers=node.trust_all_servers,
         server_requests=ServerRequestPolicy(
@@ -322,7 +359,9 @@ def agent_config(node: Any, *, errors: str | None = None, elicitation: str | Non
         ),
         tasks=node.tasks,
         server_instructions=node.server_instructions,
+        tool_hints=node.tool_hints,
         skills=node.skills or None,
+        skill_scripts=node.skill_scripts,
         approval=approval_policy(
             destructive=node.ask_destructive,
             unannotated=node.ask_unannotated,

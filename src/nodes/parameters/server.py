@@ -21,9 +21,13 @@ if TYPE_CHECKING:
     from knime_mcp.calls.rows import OnError
 
 __all__ = [
-    "RowErrorOptions", "ServerSettings", "TransportOptions", "on_error", "pasted_config_parameter",
-    "server_key_parameter", "server_spec", "untrusted_address_hint", "untrusted_hint",
+    "TRUST_SERVER", "RowErrorOptions", "ServerSettings", "TransportOptions", "on_error", "pasted_config_parameter",
+    "server_key_parameter", "server_spec", "setting_pairs", "untrusted_address_hint", "untrusted_hint",
 ]  # fmt: skip
+
+
+TRUST_SERVER = "Trust a server address from a flow variable"
+"""The setting that lets a server's address, command line or catalog entry come from a flow variable."""
 
 
 class TransportOptions(knext.EnumParameterOptions):
@@ -73,7 +77,7 @@ class ServerSettings:
         is_advanced=True,
     )
     trust_flow_variable = knext.BoolParameter(
-        "Trust a server address from a flow variable",
+        TRUST_SERVER,
         "A server URL, command line or stdio environment set by a flow variable may come from data (a table, a "
         "web form), so by default it may only be a public http(s) URL and a command line is never run. Switch "
         "this on if the flow variable is yours, e.g. set by a configuration node.",
@@ -83,7 +87,9 @@ class ServerSettings:
     tls = TlsGroup()
 
 
-def _lines(text: str, separator: str, setting: str) -> dict[str, str]:
+def setting_pairs(text: str, separator: str, setting: str) -> dict[str, str]:
+    """The NAME<separator>value lines of the text setting labelled ``setting``; blank lines are skipped, and any other
+    line without the separator is a ConfigError naming its number and the setting."""
     pairs: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -104,8 +110,8 @@ def server_spec(server: ServerSettings, auth: AuthSettings, timeouts: TimeoutSet
     spec = ServerSpec(
         target=server.server.strip(),
         transport=_TRANSPORTS[server.transport],  # type: ignore[arg-type]
-        headers=_lines(server.headers, ":", "Extra HTTP headers"),
-        env=_lines(server.environment, "=", "Environment (stdio)"),
+        headers=setting_pairs(server.headers, ":", "Extra HTTP headers"),
+        env=setting_pairs(server.environment, "=", "Environment (stdio)"),
         auth=authentication,
         timeouts=limits,
         roots=tuple(line.strip() for line in server.roots.splitlines() if line.strip()),
@@ -127,7 +133,7 @@ def untrusted_address_hint(ctx: knext.ConfigurationContext, server: ServerSettin
         (server.server, server.environment, server.roots),
         trusted=server.trust_flow_variable,
         subject="The address",
-        switch="Trust a server address from a flow variable",
+        switch=TRUST_SERVER,
     )
 
 

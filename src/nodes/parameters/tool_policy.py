@@ -11,11 +11,13 @@ from __future__ import annotations
 import knime.extension as knext
 
 from knime_mcp.config import ElicitationMode
+from knime_mcp.tools.permissions import PERMISSION_TEXTS, Permission, parse_permissions
 from knime_mcp.tools.policy import ToolPolicy
 
 __all__ = [
-    "DestructiveOptions", "ElicitationOptions", "browser_sign_in_parameter", "destructive_parameter",
-    "elicitation_mode", "elicitation_parameter", "tool_policy", "trust_servers_parameter", "unannotated_parameter",
+    "DestructiveOptions", "ElicitationOptions", "PermissionOptions", "browser_sign_in_parameter",
+    "destructive_parameter", "elicitation_mode", "elicitation_parameter", "granted_permissions",
+    "granted_permissions_parameter", "tool_policy", "trust_servers_parameter", "unannotated_parameter",
 ]  # fmt: skip
 
 
@@ -93,11 +95,50 @@ def trust_servers_parameter() -> knext.BoolParameter:
     )
 
 
+class PermissionOptions(knext.EnumParameterOptions):
+    """The permissions of :mod:`knime_mcp.tools.permissions`, each option named as the permission in capitals."""
+
+    NETWORK = ("Network", PERMISSION_TEXTS["network"])
+    FILES = ("Files", PERMISSION_TEXTS["files"])
+    PROCESSES = ("Processes", PERMISSION_TEXTS["processes"])
+    ENVIRONMENT = ("Environment", PERMISSION_TEXTS["environment"])
+
+
+def granted_permissions_parameter() -> knext.EnumSetParameter:
+    """Added in 0.5.0: for the nodes that offer or call tools; settings saved before it grant every permission."""
+    return knext.EnumSetParameter(
+        "Granted permissions",
+        "What the tools may reach; every tool needs some, worked out from what it is (the tools table's Permissions "
+        "column): a remote MCP server's tool or an HTTP tool needs Network; a stdio MCP server's tool or a "
+        "command-line program (and a skill's script, with 'Run skill scripts') Processes and Files, and Environment "
+        "when its settings pass environment variables; a local tool annotated openWorldHint also Network. A tool "
+        "needing a permission not granted here is not "
+        "offered to a model (a model calling it by name is told which permission is missing) and not called by the "
+        "Tool Caller (each row fails, naming it); its server is never started or reached. All are granted by "
+        "default.",
+        [option.name for option in PermissionOptions],
+        PermissionOptions,
+        since_version="0.5.0",
+        is_advanced=True,
+    )
+
+
+def granted_permissions(options: list[str]) -> tuple[Permission, ...]:
+    """The core's permissions from the setting's option names."""
+    return parse_permissions(option.lower() for option in options)
+
+
 def tool_policy(
-    allow: str, deny: str, destructive: str, *, unannotated_destructive: bool = False, tags: str = ""
+    allow: str,
+    deny: str,
+    destructive: str,
+    *,
+    unannotated_destructive: bool = False,
+    tags: str = "",
+    granted: list[str] | None = None,
 ) -> ToolPolicy:
     """The core's tool policy from node settings; a bad pattern is a ConfigError naming the setting. ``tags``:
-    *Only tools tagged*, separated by commas."""
+    *Only tools tagged*, separated by commas; ``granted``: *Granted permissions*, None: all."""
     from knime_mcp.tools.tags import parse_tags
 
     mode = {"ALLOW": "allow", "BLOCK": "block", "READ_ONLY": "read_only"}[destructive]
@@ -107,6 +148,7 @@ def tool_policy(
         destructive=mode,  # type: ignore[arg-type]
         unannotated_destructive=unannotated_destructive,
         tags=parse_tags(tags),
+        **({} if granted is None else {"granted": granted_permissions(granted)}),
     )
 
 
