@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TypeVar
 
 import anyio
-from _rounds import Rounds, interleave_async, same_gc_state
+from _rounds import Call, Rounds, calls_at_once, calls_in_a_row, interleave_async
 
 from knime_mcp.calls.dispatch import Dispatcher
 from knime_mcp.calls.pool import ClientPool
@@ -49,8 +49,10 @@ PROGRAM_CPU_BAR = 1.4
 load 7 (1.03x-1.09x in a plain script at load 3), 2.03x with our own work doubled (``--slowdown 2``); 1.4x lies
 between, nearer today's."""
 
-Call = Callable[[str], Awaitable[str]]
-"""One call of the program with ``text``, answering its output."""
+
+def _echoed(text: str) -> str:
+    """What ``echo`` answers ``text``."""
+    return f"{text}\n"
 
 
 async def _raw(text: str) -> str:
@@ -73,49 +75,25 @@ def _ours(dispatcher: Dispatcher) -> Call:
     return call
 
 
-async def _sequential(call: Call, count: int, clock: Callable[[], float] = time.perf_counter) -> float:
-    """Seconds of ``count`` calls one after the other by ``clock``: wall time, or this process's CPU time."""
-    with same_gc_state():
-        started = clock()
-        for number in range(count):
-            answer = await call(f"call {number}")
-            assert answer == f"call {number}\n", answer
-        return clock() - started
-
-
-async def _concurrent(call: Call, count: int) -> float:
-    answers: dict[int, str] = {}
-
-    async def one(number: int) -> None:
-        answers[number] = await call(f"call {number}")
-
-    with same_gc_state():
-        started = time.perf_counter()
-        async with anyio.create_task_group() as tasks:
-            for number in range(count):
-                tasks.start_soon(one, number)
-        seconds = time.perf_counter() - started
-    assert answers == {number: f"call {number}\n" for number in range(count)}, list(answers.items())[:3]
-    return seconds
-
-
 async def program_rounds(rounds: int) -> tuple[Rounds, Rounds, Rounds]:
     """Rounds of :data:`SEQUENTIAL` sequential calls (wall time, then this process's CPU time) and of
     :data:`CONCURRENT` at once: ours against the raw subprocess."""
     async with ClientPool(check_unsealed=True) as pool:
         ours = _ours(Dispatcher(pool))
-        await _sequential(ours, 10)
-        await _sequential(_raw, 10)
+        await calls_in_a_row(ours, 10, _echoed)
+        await calls_in_a_row(_raw, 10, _echoed)
         sequential = await interleave_async(
-            partial(_sequential, ours, SEQUENTIAL), partial(_sequential, _raw, SEQUENTIAL), rounds
+            partial(calls_in_a_row, ours, SEQUENTIAL, _echoed),
+            partial(calls_in_a_row, _raw, SEQUENTIAL, _echoed),
+            rounds,
         )
         cpu = await interleave_async(
-            partial(_sequential, ours, SEQUENTIAL, time.process_time),
-            partial(_sequential, _raw, SEQUENTIAL, time.process_time),
+            partial(calls_in_a_row, ours, SEQUENTIAL, _echoed, time.process_time),
+            partial(calls_in_a_row, _raw, SEQUENTIAL, _echoed, time.process_time),
             rounds,
         )
         concurrent = await interleave_async(
-            partial(_concurrent, ours, CONCURRENT), partial(_concurrent, _raw, CONCURRENT), rounds
+            partial(calls_at_once, ours, CONCURRENT, _echoed), partial(calls_at_once, _raw, CONCURRENT, _echoed), rounds
         )
         return sequential, cpu, concurrent
 

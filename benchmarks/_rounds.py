@@ -14,6 +14,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
+
+import anyio
 
 MIN_ROUNDS = 5
 
@@ -103,3 +106,39 @@ async def interleave_async(
             mine.append(await ours())
             theirs.append(await base())
     return Rounds(mine, theirs)
+
+
+Call = Callable[[str], Awaitable[Any]]
+"""One tool call of a figure's side, given its text argument; its answer."""
+
+
+async def calls_in_a_row(
+    call: Call, count: int, expected: Callable[[str], Any], clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Seconds by ``clock`` (wall time, or this process's CPU time) of ``count`` calls one after the other, each
+    answer checked against ``expected`` of its argument."""
+    with same_gc_state():
+        started = clock()
+        for number in range(count):
+            text = f"call {number}"
+            answer = await call(text)
+            assert answer == expected(text), answer
+        return clock() - started
+
+
+async def calls_at_once(call: Call, count: int, expected: Callable[[str], Any]) -> float:
+    """Seconds of ``count`` calls started together, the answers checked against ``expected`` afterwards."""
+    answers: dict[int, Any] = {}
+
+    async def one(number: int) -> None:
+        answers[number] = await call(f"call {number}")
+
+    with same_gc_state():
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tasks:
+            for number in range(count):
+                tasks.start_soon(one, number)
+        seconds = time.perf_counter() - started
+    wanted = {number: expected(f"call {number}") for number in range(count)}
+    assert answers == wanted, list(answers.items())[:3]
+    return seconds

@@ -21,14 +21,14 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-from _rounds import Rounds, interleave_async, same_gc_state
+from _rounds import Call, Rounds, calls_at_once, calls_in_a_row, interleave_async, same_gc_state
 from _servers import served
 
 from knime_mcp.calls import listing
@@ -56,9 +56,6 @@ UTCP_LIST_BAR = 2.5
 """Reading the manual into tools against utcp's client made and the manual registered: 1.4x-2.0x measured. Ours does
 more with the manual (each tool's origin judged against the manual's, schemas shaped, the rows sealed, a new HTTP
 pool with the person's TLS settings); the bar catches a doubling of that."""
-
-Call = Callable[[str], Awaitable[Any]]
-"""One call of ``echo`` with ``text``, answering its structured result."""
 
 
 @contextmanager
@@ -120,29 +117,9 @@ async def _sides(url: str, key: str) -> AsyncIterator[tuple[Call, Call]]:
             await theirs_client.close()
 
 
-async def _sequential(call: Call, count: int) -> float:
-    with same_gc_state():
-        started = time.perf_counter()
-        for number in range(count):
-            answer = await call(f"call {number}")
-            assert answer == {"text": f"call {number}"}, answer
-        return time.perf_counter() - started
-
-
-async def _concurrent(call: Call, count: int) -> float:
-    answers: dict[int, Any] = {}
-
-    async def one(number: int) -> None:
-        answers[number] = await call(f"call {number}")
-
-    with same_gc_state():
-        started = time.perf_counter()
-        async with anyio.create_task_group() as tasks:
-            for number in range(count):
-                tasks.start_soon(one, number)
-        seconds = time.perf_counter() - started
-    assert answers == {number: {"text": f"call {number}"} for number in range(count)}, list(answers.items())[:3]
-    return seconds
+def _echoed(text: str) -> dict[str, str]:
+    """The structured result the provider's ``echo`` answers ``text``."""
+    return {"text": text}
 
 
 async def _listings(url: str, key: str, ours: bool, count: int) -> float:
@@ -162,13 +139,17 @@ async def utcp_rounds(url: str, key: str, rounds: int) -> tuple[Rounds, Rounds, 
         partial(_listings, url, key, True, LISTINGS), partial(_listings, url, key, False, LISTINGS), rounds
     )
     async with _sides(url, key) as (ours, theirs):
-        await _sequential(ours, 10)
-        await _sequential(theirs, 10)
+        await calls_in_a_row(ours, 10, _echoed)
+        await calls_in_a_row(theirs, 10, _echoed)
         sequential = await interleave_async(
-            partial(_sequential, ours, SEQUENTIAL), partial(_sequential, theirs, SEQUENTIAL), rounds
+            partial(calls_in_a_row, ours, SEQUENTIAL, _echoed),
+            partial(calls_in_a_row, theirs, SEQUENTIAL, _echoed),
+            rounds,
         )
         concurrent = await interleave_async(
-            partial(_concurrent, ours, CONCURRENT), partial(_concurrent, theirs, CONCURRENT), rounds
+            partial(calls_at_once, ours, CONCURRENT, _echoed),
+            partial(calls_at_once, theirs, CONCURRENT, _echoed),
+            rounds,
         )
     return sequential, concurrent, listing
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_runs import run_cli
-from knime_mcp.tools.tool_timeouts import TIMEOUT_COLUMN
+from knime_mcp.tools.tool_columns import TIMEOUT_COLUMN
 
 
 def _tools_file(capsys: pytest.CaptureFixture[str], demo_http_url: str, path: Path, sleep_timeout: object) -> Path:

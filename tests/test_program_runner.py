@@ -20,7 +20,7 @@ from knime_mcp.config.program import ProgramSpec
 from knime_mcp.errors import MASK, ServerConnectError, ToolCallError, ToolTimeoutError
 from knime_mcp.programs import program_tools, run_program, spawn
 from knime_mcp.tools.tool import MCPTool
-from knime_mcp.tools.tool_timeouts import OWN_TIMEOUT_HINT
+from knime_mcp.tools.tool_columns import OWN_TIMEOUT_HINT
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from knime_mcp.errors import ConfigError
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.tools.fences import within_fences
 from knime_mcp.tools.tool import MCPTool
-from knime_mcp.tools.tool_timeouts import (
+from knime_mcp.tools.tool_columns import (
     COST_COLUMN,
     EXPECTED_TIME_COLUMN,
     MAX_COST_CHARS,

@@ -18,7 +18,7 @@ from knime_mcp.http import HttpOperation, HttpParameter
 from knime_mcp.mcp.sync import run_sync
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.tool import MCPTool, ToolAnnotations
-from knime_mcp.tools.tool_timeouts import MAX_TOOL_TIMEOUT, TIMEOUT_COLUMN, with_tool_columns
+from knime_mcp.tools.tool_columns import MAX_TOOL_TIMEOUT, TIMEOUT_COLUMN, with_tool_columns
 
 SLOW = HttpOperation(method="GET", path="/slow", parameters=(HttpParameter(name="seconds", location="query"),))
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, annotated=True)

@@ -103,7 +103,7 @@ class AgentConfig:
 
     tool_hints: bool = False
     """Tell the model each tool's hints, a person's *Expected time (s)* and *Cost* from the tools table
-    (:class:`~knime_mcp.tools.tool_timeouts.ToolHints`), at the end of the tool's description."""
+    (:class:`~knime_mcp.tools.tool_columns.ToolHints`), at the end of the tool's description."""
 
     @property
     def asks_about_blocked_destructive(self) -> bool:

@@ -57,7 +57,7 @@ Tool = MCPTool | LocalTool
 
 def tool_spec(name: str, tool: Tool, fence: str, *, hints: bool = False) -> dict[str, Any]:
     """A tool in OpenAI function format: its parameter schema, and its description fenced as tool output is; with
-    ``hints``, a person's hints for the tool (:meth:`~knime_mcp.tools.tool_timeouts.ToolHints.sentence`) end it."""
+    ``hints``, a person's hints for the tool (:meth:`~knime_mcp.tools.tool_columns.ToolHints.sentence`) end it."""
     description = tool.description
     if isinstance(tool, MCPTool):
         source = {"mcp": "MCP server", "http": "HTTP API", "program": "program"}[tool.kind]

@@ -155,6 +155,7 @@ def _call(tool: Any, server: str | None, status: str | None, duration_ms: Any, r
 def _table_calls(table: Any) -> list[_Call | None]:
     """The calls of a log table (pyarrow or pandas), read by the columns' names."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     arrow = table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False)
     names = set(arrow.column_names)
@@ -169,8 +170,10 @@ def _table_calls(table: Any) -> list[_Call | None]:
     )
     if "Result Size" in names:
         sizes = cells("Result Size")
+    elif "Result" in names:  # counted by Arrow: the results themselves never become Python strings
+        sizes = pc.utf8_length(arrow.column("Result")).to_pylist()
     else:
-        sizes = [None if text is None else len(text) for text in cells("Result")]
+        sizes = [None] * arrow.num_rows
     return [
         _call(tool, server, status, duration, size)
         for tool, server, status, duration, size in zip(tools, servers, statuses, durations, sizes, strict=True)

@@ -38,7 +38,7 @@ from knime_mcp.tools.argument_validation import validate_arguments
 from knime_mcp.tools.policy import ToolPolicy
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool
-from knime_mcp.tools.tool_timeouts import OWN_TIMEOUT_HINT, RAISE_CALL_TIMEOUT
+from knime_mcp.tools.tool_columns import OWN_TIMEOUT_HINT, RAISE_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState

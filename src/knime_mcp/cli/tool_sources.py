@@ -223,7 +223,7 @@ def read_tools_file(path: str) -> list[MCPTool]:
 
     from knime_mcp.tools.tool import MCPTool
     from knime_mcp.tools.tool_cells import TableReader
-    from knime_mcp.tools.tool_timeouts import TOOL_COLUMNS, with_tool_columns
+    from knime_mcp.tools.tool_columns import TOOL_COLUMNS, with_tool_columns
 
     suffix = os.path.splitext(path)[1].lower()
     columns: dict[str, list[Any]] = {}
@@ -252,8 +252,8 @@ def read_tools_file(path: str) -> list[MCPTool]:
 
 def _arrow_tools(table: pa.Table) -> tuple[list[MCPTool], dict[str, list[Any]]]:
     """The tools of an Arrow tools file's table, and the cells of its columns of
-    :data:`~knime_mcp.tools.tool_timeouts.TOOL_COLUMNS` by name."""
+    :data:`~knime_mcp.tools.tool_columns.TOOL_COLUMNS` by name."""
     from knime_mcp.tools.arrow import tools_from_arrow
-    from knime_mcp.tools.tool_timeouts import present_columns
+    from knime_mcp.tools.tool_columns import present_columns
 
     return tools_from_arrow(table), present_columns(table)

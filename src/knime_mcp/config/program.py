@@ -18,7 +18,7 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -285,7 +285,8 @@ def _scalars_as_text(values: object) -> object:
     )
 
 
-def _texts(values: object, problem: Any) -> tuple[str, ...]:
+def _texts(values: object, problem: Callable[[str, str], ConfigError]) -> tuple[str, ...]:
+    """``values`` as the argument template: texts only, none holding a NUL; else ``problem``'s error."""
     if not isinstance(values, list | tuple) or not all(isinstance(value, str) for value in values):
         raise problem("has args that are not a list of texts", 'Write args as a list, e.g. ["-w", "{path}"].')
     if any("\0" in value for value in values):

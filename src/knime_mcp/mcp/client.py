@@ -46,7 +46,7 @@ from knime_mcp.net.urlguard import PinnedHost
 from knime_mcp.seal import seal_spec
 from knime_mcp.tools.results import ToolResult
 from knime_mcp.tools.tool import MCPTool, TaskSupport
-from knime_mcp.tools.tool_timeouts import RAISE_CALL_TIMEOUT
+from knime_mcp.tools.tool_columns import RAISE_CALL_TIMEOUT
 
 if TYPE_CHECKING:
     from knime_mcp.auth import ServerOAuth

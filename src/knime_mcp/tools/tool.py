@@ -99,12 +99,12 @@ class MCPTool:
 
     timeout: float | None = None
     """Seconds a call of this tool may take, from a person's *Timeout (s)* column beside the tools table's MCP Tool
-    column (:mod:`knime_mcp.tools.tool_timeouts`); None: the node's own call timeout. Not in the tool's cell, so not
+    column (:mod:`knime_mcp.tools.tool_columns`); None: the node's own call timeout. Not in the tool's cell, so not
     covered by the seal: it bounds how long a call may take (at most a day), never whether it may run."""
 
     hints: ToolHints | None = None
     """A person's *Expected time (s)* and *Cost* for the tool, from columns beside the MCP Tool column
-    (:mod:`knime_mcp.tools.tool_timeouts`), which the agents tell the model when asked to; None without them. Not in
+    (:mod:`knime_mcp.tools.tool_columns`), which the agents tell the model when asked to; None without them. Not in
     the tool's cell, so not covered by the seal: a hint decides nothing about whether a call may run."""
 
     def __post_init__(self) -> None:

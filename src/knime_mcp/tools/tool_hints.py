@@ -1,7 +1,7 @@
 """A person's hints for a tool, the expected time of a call and its cost, as the agents tell them to a model.
 
 Layer: values, below :mod:`knime_mcp.tools.tool` (whose :attr:`~knime_mcp.tools.tool.MCPTool.hints` holds them) and
-:mod:`knime_mcp.tools.tool_timeouts`, which reads them from a tools table's columns and cleans them.
+:mod:`knime_mcp.tools.tool_columns`, which reads them from a tools table's columns and cleans them.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def table_tools(table: knext.Table, mcp_column: str | None, tool_column: str | N
     has them; the table's other columns stay unread."""
     from knime_mcp.tools.arrow import tools_from_frame
     from knime_mcp.tools.knime_tool import mcp_tools_of_knime
-    from knime_mcp.tools.tool_timeouts import present_columns, with_tool_columns
+    from knime_mcp.tools.tool_columns import present_columns, with_tool_columns
 
     arrow = read_pyarrow(table)
     listed = tools_from_frame(_frame(arrow, mcp_column), mcp_column) if mcp_column else []
